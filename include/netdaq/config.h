@@ -1,0 +1,142 @@
+// Configuration: plain structs that mirror the YAML one to one (see docs/config.md).
+// Build a Config in C++ or load it from YAML; both go through the same validation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "netdaq/status.h"
+
+namespace netdaq {
+
+enum class MemoryKind : uint8_t {
+  host,    // malloc'd, page aligned
+  huge,    // 2 MiB hugepages (mmap MAP_HUGETLB); falls back to host with a warning unless
+           // hugepages_required is set
+  pinned,  // cudaHostAlloc (GPU builds)
+  mapped,  // pinned + mapped into the GPU's address space (GPU builds)
+  device,  // cudaMalloc (GPU builds)
+};
+const char* to_string(MemoryKind k) noexcept;
+
+struct MemoryRegionConfig {
+  std::string name;
+  MemoryKind kind = MemoryKind::host;
+  uint32_t buf_size = 2048;      // bytes per buffer
+  uint32_t num_bufs = 8192;      // buffers in the pool carved from this region
+  int gpu = -1;                  // GPU index for pinned/mapped/device
+  bool hugepages_required = false;  // kind huge: fail instead of falling back to host
+};
+
+enum class PollMode : uint8_t {
+  direct,  // the caller's thread polls the engine in RxQueue::poll()
+  worker,  // an engine thread pinned to cpu_core fills a ring of bursts
+};
+const char* to_string(PollMode m) noexcept;
+
+struct QueueConfig {
+  uint16_t id = 0;
+  std::string name;                  // optional label for stats; default "<iface>/rx<id>"
+  PollMode mode = PollMode::direct;
+  int cpu_core = -1;                 // worker mode: pin the worker here (-1: no pinning)
+  uint32_t batch_size = 64;          // packets per burst (max)
+  uint32_t timeout_us = 100;         // worker mode: hand over a partial burst after this
+  uint32_t ring_depth = 64;          // worker mode: bursts in flight between worker and app
+  std::vector<std::string> memory_regions;  // 1 region, or 2 for header-data split
+                                            // (segment 0 = first buf_size bytes of region 0)
+};
+
+// Match fields of a flow. Unset fields match anything.
+struct FlowMatch {
+  std::optional<uint16_t> udp_src;
+  std::optional<uint16_t> udp_src_end;  // with udp_src: inclusive range
+  std::optional<uint16_t> udp_dst;
+  std::optional<uint16_t> udp_dst_end;
+  std::optional<std::string> ip_src;    // IPv4 or IPv6 literal
+  std::optional<std::string> ip_dst;
+  std::optional<uint16_t> vlan;
+};
+
+struct FlowConfig {
+  uint32_t id = 0;
+  FlowMatch match;
+  uint16_t queue = 0;   // rx queue id the flow is steered to
+};
+
+struct RxConfig {
+  std::vector<QueueConfig> queues;
+  std::vector<FlowConfig> flows;
+};
+
+struct TxConfig {
+  std::vector<QueueConfig> queues;
+  std::string destination;    // socket engine: udp://host:port or tcp://host:port
+  double rate_mbps = 0;       // pacing (0 = unpaced); at most one of rate_mbps / rate_pps
+  double rate_pps = 0;
+};
+
+enum class Protocol : uint8_t { udp, tcp };
+
+// Options of the socket engine (ignored by others).
+struct SocketOptions {
+  bool gro = true;                // UDP GRO on receive when the kernel has it
+  bool gso = true;                // UDP GSO on send when the kernel has it
+  uint32_t rcvbuf = 32u << 20;    // SO_RCVBUF (bytes; raised with SO_RCVBUFFORCE as root)
+  uint32_t sndbuf = 8u << 20;
+  uint32_t busy_poll_us = 0;      // SO_BUSY_POLL
+  std::string multicast_interface;  // netdev to join the group on (address is a group)
+  uint32_t tcp_max_message = 0;   // TCP: largest message accepted (0 = payload buf_size)
+  uint32_t reconnect_ms = 200;    // TCP client: delay between reconnect attempts
+};
+
+struct InterfaceConfig {
+  std::string name;
+  std::string engine = "socket";  // socket | afxdp | dpdk | rdma
+  std::string address;            // socket: udp://host:port or tcp://host:port to bind/listen
+  RxConfig rx;
+  TxConfig tx;
+  SocketOptions socket;
+};
+
+// What `netdaq run` does with the configured queues (ignored by the library).
+struct RunConfig {
+  double duration_s = 5;           // 0 = until Ctrl-C
+  uint64_t tx_packets = 0;         // packets each tx queue sends (0 = for duration_s)
+  uint32_t tx_payload_size = 1472; // bytes per datagram / message (netdaq payload format)
+  uint32_t stats_interval_ms = 1000;
+  uint32_t drain_ms = 200;         // keep receiving after senders stop
+};
+
+struct LogConfig {
+  std::string level = "info";  // trace | debug | info | warn | error | off
+};
+
+// Config-file path -> location of each key path (filled by the YAML loader).
+using SourceMap = std::map<std::string, SourceLocation>;
+
+struct Config {
+  std::vector<MemoryRegionConfig> memory_regions;
+  std::vector<InterfaceConfig> interfaces;
+  RunConfig run;
+  LogConfig log;
+
+  std::string source = "<c++>";  // file the config came from
+  SourceMap locations;           // key path -> where it was written
+
+  // Parse and validate a YAML file / text. Throws ConfigError listing every issue.
+  static Config load(const std::string& path);
+  static Config parse(const std::string& yaml_text, const std::string& source_name = "<string>");
+  // Every issue found (empty when valid). Does not touch the system.
+  std::vector<ConfigIssue> validate() const;
+  void validate_or_throw() const;
+
+  const MemoryRegionConfig* find_region(const std::string& name) const;
+  const InterfaceConfig* find_interface(const std::string& name) const;
+  // Location of a key path, or of its nearest ancestor that has one.
+  SourceLocation location_of(const std::string& key) const;
+};
+
+}  // namespace netdaq

@@ -1,0 +1,8 @@
+// Umbrella header of the netdaq public API.
+#pragma once
+
+#include "netdaq/burst.h"
+#include "netdaq/config.h"
+#include "netdaq/session.h"
+#include "netdaq/stats.h"
+#include "netdaq/status.h"

@@ -1,0 +1,83 @@
+// Session: owns the memory regions, pools, engines and queues of one Config.
+// Several sessions may live in one process; destroy them in any order.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "netdaq/burst.h"
+#include "netdaq/config.h"
+#include "netdaq/stats.h"
+
+namespace netdaq {
+
+namespace detail {
+class RxQueueImpl;
+class TxQueueImpl;
+}  // namespace detail
+
+class RxQueue {
+ public:
+  // Non-blocking: a burst of up to batch_size packets, or an empty burst. Never throws.
+  RxBurst poll() noexcept;
+  QueueStats stats() const;
+  const QueueConfig& config() const noexcept;
+  const std::string& name() const noexcept;
+  const std::string& interface() const noexcept;
+
+  explicit RxQueue(std::unique_ptr<detail::RxQueueImpl> impl);
+  ~RxQueue();
+
+ private:
+  std::unique_ptr<detail::RxQueueImpl> impl_;
+};
+
+class TxQueue {
+ public:
+  // Up to n buffers from the queue's pool (fewer when the pool runs low, counted as
+  // pool_empty). Each packet has one segment of the region's buf_size. Never throws.
+  TxBurst allocate(size_t n) noexcept;
+  QueueStats stats() const;
+  const QueueConfig& config() const noexcept;
+  const std::string& name() const noexcept;
+  const std::string& interface() const noexcept;
+  uint32_t buffer_size() const noexcept;
+
+  explicit TxQueue(std::unique_ptr<detail::TxQueueImpl> impl);
+  ~TxQueue();
+
+ private:
+  std::unique_ptr<detail::TxQueueImpl> impl_;
+};
+
+class Session {
+ public:
+  // Validates the config (throws ConfigError), allocates regions and pools, opens every
+  // queue of every interface (throws Error) and starts worker threads.
+  explicit Session(Config config);
+  ~Session();  // stops workers, closes engines, frees memory
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  RxQueue& rx_queue(std::string_view interface, uint16_t id = 0);  // throws Error(not_found)
+  TxQueue& tx_queue(std::string_view interface, uint16_t id = 0);
+  std::vector<RxQueue*> rx_queues() const;
+  std::vector<TxQueue*> tx_queues() const;
+
+  std::vector<QueueStats> stats() const;
+  void stop() noexcept;  // stops workers and engines; idempotent
+  const Config& config() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Names of the engines compiled into this build.
+std::vector<std::string> engines();
+// "0.1.0"
+const char* version() noexcept;
+
+}  // namespace netdaq

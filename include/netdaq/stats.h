@@ -1,0 +1,43 @@
+// Per-queue counters. Every packet that does not reach the application is counted under
+// exactly one drop reason.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace netdaq {
+
+enum class DropReason : uint8_t {
+  ring_full,      // worker → application ring full (application too slow)
+  pool_empty,     // no free buffer to receive into / allocate for TX
+  kernel,         // dropped by the kernel/NIC before netdaq saw it (SO_RXQ_OVFL, imissed)
+  malformed,      // truncated or unparsable packet / message
+  oversize,       // larger than the buffer (datagram truncated, TCP message too long)
+  flow_miss,      // matched no configured flow
+  tx_full,        // TX: engine would not accept the packet (socket buffer / ring full)
+  tx_error,       // TX: send failed (errno logged once)
+  tx_unsent,      // TX: burst released with packets never sent
+  count_
+};
+inline constexpr size_t kDropReasons = static_cast<size_t>(DropReason::count_);
+const char* to_string(DropReason r) noexcept;
+
+struct QueueStats {
+  std::string interface;
+  std::string queue;        // queue name, e.g. "sensor0/rx0"
+  bool is_rx = true;
+  uint64_t packets = 0;     // delivered to the application (RX) / accepted by the engine (TX)
+  uint64_t bytes = 0;       // payload bytes of those packets
+  uint64_t bursts = 0;
+  uint64_t copies = 0;      // bytes copied on the data path (socket engine, staging)
+  std::array<uint64_t, kDropReasons> drops{};
+  uint64_t errors = 0;      // OS errors seen (each also logged, rate-limited)
+  uint64_t connections = 0; // TCP: connections accepted / established
+  uint64_t pool_in_use = 0; // buffers currently held (gauge)
+
+  uint64_t total_drops() const noexcept;
+  uint64_t drop(DropReason r) const noexcept { return drops[static_cast<size_t>(r)]; }
+};
+
+}  // namespace netdaq

@@ -1,0 +1,65 @@
+// Names of enums and small lookups on Config and QueueStats.
+#include "netdaq/config.h"
+#include "netdaq/stats.h"
+
+namespace netdaq {
+
+const char* to_string(MemoryKind k) noexcept {
+  switch (k) {
+    case MemoryKind::host: return "host";
+    case MemoryKind::huge: return "huge";
+    case MemoryKind::pinned: return "pinned";
+    case MemoryKind::mapped: return "mapped";
+    case MemoryKind::device: return "device";
+  }
+  return "?";
+}
+
+const char* to_string(PollMode m) noexcept { return m == PollMode::worker ? "worker" : "direct"; }
+
+const char* to_string(DropReason r) noexcept {
+  switch (r) {
+    case DropReason::ring_full: return "ring_full";
+    case DropReason::pool_empty: return "pool_empty";
+    case DropReason::kernel: return "kernel";
+    case DropReason::malformed: return "malformed";
+    case DropReason::oversize: return "oversize";
+    case DropReason::flow_miss: return "flow_miss";
+    case DropReason::tx_full: return "tx_full";
+    case DropReason::tx_error: return "tx_error";
+    case DropReason::tx_unsent: return "tx_unsent";
+    case DropReason::count_: break;
+  }
+  return "?";
+}
+
+uint64_t QueueStats::total_drops() const noexcept {
+  uint64_t n = 0;
+  for (auto d : drops) n += d;
+  return n;
+}
+
+const MemoryRegionConfig* Config::find_region(const std::string& name) const {
+  for (const auto& r : memory_regions)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+const InterfaceConfig* Config::find_interface(const std::string& name) const {
+  for (const auto& i : interfaces)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+SourceLocation Config::location_of(const std::string& key) const {
+  std::string k = key;
+  for (;;) {
+    if (auto it = locations.find(k); it != locations.end()) return it->second;
+    const auto cut = k.find_last_of(".[");
+    if (cut == std::string::npos || cut == 0) break;
+    k.resize(cut);
+  }
+  return SourceLocation{source, 0, 0};
+}
+
+}  // namespace netdaq

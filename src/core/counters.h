@@ -1,0 +1,46 @@
+// Live counters of one queue, updated with relaxed atomics (once per burst, not per packet)
+// and read as a QueueStats snapshot from any thread.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "netdaq/stats.h"
+
+namespace netdaq::detail {
+
+struct QueueCounters {
+  std::atomic<uint64_t> packets{0};
+  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> bursts{0};
+  std::atomic<uint64_t> copies{0};
+  std::atomic<uint64_t> errors{0};
+  std::atomic<uint64_t> connections{0};
+  std::atomic<int64_t> pool_in_use{0};
+  std::array<std::atomic<uint64_t>, kDropReasons> drops{};
+
+  static void add(std::atomic<uint64_t>& c, uint64_t n) noexcept { c.fetch_add(n, std::memory_order_relaxed); }
+  void drop(DropReason r, uint64_t n = 1) noexcept { add(drops[static_cast<size_t>(r)], n); }
+  void delivered(uint64_t pkts, uint64_t nbytes) noexcept {
+    add(packets, pkts);
+    add(bytes, nbytes);
+    add(bursts, 1);
+  }
+  // Overwrite a counter that mirrors a cumulative OS counter (e.g. SO_RXQ_OVFL).
+  void set_drop(DropReason r, uint64_t v) noexcept { drops[static_cast<size_t>(r)].store(v, std::memory_order_relaxed); }
+
+  void snapshot(QueueStats& s) const noexcept {
+    s.packets = packets.load(std::memory_order_relaxed);
+    s.bytes = bytes.load(std::memory_order_relaxed);
+    s.bursts = bursts.load(std::memory_order_relaxed);
+    s.copies = copies.load(std::memory_order_relaxed);
+    s.errors = errors.load(std::memory_order_relaxed);
+    s.connections = connections.load(std::memory_order_relaxed);
+    const int64_t in_use = pool_in_use.load(std::memory_order_relaxed);
+    s.pool_in_use = in_use > 0 ? static_cast<uint64_t>(in_use) : 0;
+    for (size_t i = 0; i < kDropReasons; ++i) s.drops[i] = drops[i].load(std::memory_order_relaxed);
+  }
+};
+
+}  // namespace netdaq::detail

@@ -1,0 +1,75 @@
+// The one interface between the core and the engines. The core never includes an engine's
+// headers; engines register a factory by name (see engine_registry.cpp).
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/buffer_pool.h"
+#include "core/counters.h"
+#include "netdaq/burst.h"
+#include "netdaq/config.h"
+
+namespace netdaq::detail {
+
+// What the core hands an engine to open one queue. Pointers stay valid for the port's life.
+struct QueueResources {
+  const Config* config = nullptr;
+  const InterfaceConfig* iface = nullptr;
+  const QueueConfig* queue = nullptr;
+  std::string name;                                  // "<iface>/rx<id>" or the queue's name
+  std::array<BufferPool*, kMaxSegments> pools{};     // pool of each segment
+  unsigned segments = 1;                             // 2 with header-data split
+  QueueCounters* counters = nullptr;
+};
+
+// Fills packet i's segments from freshly allocated pool buffers (data, cap, buf; len = 0).
+// Returns how many packets got all their segments; the rest of the buffers are returned.
+uint32_t attach_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexcept;
+// Returns the buffers of n packets to the queue's pools.
+void return_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexcept;
+
+class RxPort {
+ public:
+  virtual ~RxPort() = default;
+  // Receives up to max packets into pkts[0..max): each gets its segments' data/len/cap/buf.
+  // Non-blocking; never throws; counts its own drops and errors in q.counters (but not
+  // delivered packets: the core does that). Returns the number of packets filled.
+  virtual uint32_t receive(Packet* pkts, uint32_t max) noexcept = 0;
+  // Returns received packets' buffers. Default: back to the queue's pools.
+  virtual void release(Packet* pkts, uint32_t n) noexcept { return_buffers(resources(), pkts, n); }
+  // Refreshes counters the OS keeps (e.g. kernel drops); called from the stats reader.
+  virtual void refresh_counters() noexcept {}
+  virtual const QueueResources& resources() const noexcept = 0;
+};
+
+class TxPort {
+ public:
+  virtual ~TxPort() = default;
+  // Takes up to n packets (ownership of the accepted ones passes to the port, which returns
+  // their buffers when the hardware is done). Non-blocking; never throws. Counts tx_full /
+  // tx_error drops for packets it refuses; returns the number accepted.
+  virtual uint32_t transmit(Packet* pkts, uint32_t n) noexcept = 0;
+  // Reclaims completed buffers (engines with asynchronous completion).
+  virtual void poll_completions() noexcept {}
+  virtual void refresh_counters() noexcept {}
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::unique_ptr<RxPort> open_rx(const QueueResources& q) = 0;  // throws Error
+  virtual std::unique_ptr<TxPort> open_tx(const QueueResources& q) = 0;
+  // Called before the ports are destroyed: unblock anything that waits.
+  virtual void stop() noexcept {}
+};
+
+using EngineFactory = std::unique_ptr<Engine> (*)(const InterfaceConfig& iface);
+
+void register_engine(const std::string& name, EngineFactory factory);
+EngineFactory find_engine(const std::string& name);  // nullptr if not built in
+std::vector<std::string> registered_engines();
+
+}  // namespace netdaq::detail

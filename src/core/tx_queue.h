@@ -1,0 +1,38 @@
+// TX queue: allocates bursts of pool buffers and passes them to the engine's TxPort,
+// paced by an optional token bucket.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "core/engine.h"
+#include "core/pacer.h"
+#include "core/ring.h"
+#include "netdaq/stats.h"
+
+namespace netdaq::detail {
+
+class TxQueueImpl final : public BurstOwner {
+ public:
+  TxQueueImpl(QueueResources res, std::unique_ptr<TxPort> port);
+  ~TxQueueImpl();
+
+  TxBurst allocate(size_t n) noexcept;
+  uint32_t send(BurstDesc* d) noexcept override;
+  void release(BurstDesc* d) noexcept override;
+  QueueStats stats() const;
+  const QueueResources& resources() const noexcept { return res_; }
+  int outstanding() const noexcept { return outstanding_.load(std::memory_order_relaxed); }
+
+ private:
+  QueueResources res_;
+  std::unique_ptr<TxPort> port_;
+  Pacer pacer_;
+  std::vector<Packet> packets_;
+  std::vector<BurstDesc> descs_;
+  MpmcRing<BurstDesc*> free_;
+  std::atomic<int> outstanding_{0};
+};
+
+}  // namespace netdaq::detail

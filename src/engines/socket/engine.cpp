@@ -1,0 +1,5 @@
+// PLACEHOLDER: replaced by the socket engine.
+#include "core/engine.h"
+namespace netdaq::detail {
+void register_socket_engine() {}
+}  // namespace netdaq::detail
