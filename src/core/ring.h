@@ -4,6 +4,8 @@
 //            items costs one CAS, not n (used for pool free lists and burst descriptors).
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <bit>
 #include <cstdint>
@@ -123,9 +125,15 @@ class MpmcRing {
     }
   }
 
-  // Publish in reservation order: wait for earlier reservers to publish first.
+  // Publish in reservation order: wait for earlier reservers to publish first. If one of
+  // them was preempted (more threads than cores), yield instead of spinning on.
   static void publish(HeadTail& mine, uint32_t head, uint32_t m) noexcept {
-    while (mine.tail.load(std::memory_order_relaxed) != head) NETDAQ_CPU_RELAX();
+    for (uint32_t spins = 0; mine.tail.load(std::memory_order_relaxed) != head; ++spins) {
+      if (spins < 128)
+        NETDAQ_CPU_RELAX();
+      else
+        sched_yield();
+    }
     mine.tail.store(head + m, std::memory_order_release);
   }
 

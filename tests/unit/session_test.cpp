@@ -1,0 +1,305 @@
+// Core queue, burst and session behaviour, driven by an in-process engine that produces
+// packets from a counter (no OS involved: real traffic is in tests/integration).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "core/engine.h"
+#include "netdaq/netdaq.h"
+
+using namespace netdaq;
+using namespace netdaq::detail;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Packets the generator may still produce, shared by every rx port of the test engine.
+std::atomic<uint64_t> g_budget{0};
+std::atomic<uint64_t> g_next_seq{0};
+std::atomic<uint64_t> g_tx_accepted{0};
+std::atomic<uint32_t> g_tx_limit{UINT32_MAX};  // packets the tx port accepts per call
+
+class CounterRx final : public RxPort {
+ public:
+  explicit CounterRx(QueueResources q) : q_(std::move(q)) {}
+  uint32_t receive(Packet* pkts, uint32_t max) noexcept override {
+    uint64_t budget = g_budget.load();
+    uint32_t want;
+    do {
+      want = static_cast<uint32_t>(std::min<uint64_t>(budget, max));
+      if (!want) return 0;
+    } while (!g_budget.compare_exchange_weak(budget, budget - want));
+    const uint32_t got = attach_buffers(q_, pkts, want);
+    if (got < want) {
+      q_.counters->drop(DropReason::pool_empty, want - got);
+    }
+    for (uint32_t i = 0; i < got; ++i) {
+      auto& f = fields(pkts[i]);
+      const uint64_t seq = g_next_seq.fetch_add(1);
+      std::memcpy(f.data[0], &seq, sizeof(seq));
+      f.len[0] = sizeof(seq);
+      for (unsigned s = 1; s < f.nseg; ++s) f.len[s] = 16;
+    }
+    return got;
+  }
+  const QueueResources& resources() const noexcept override { return q_; }
+
+ private:
+  QueueResources q_;
+};
+
+class CountingTx final : public TxPort {
+ public:
+  explicit CountingTx(QueueResources q) : q_(std::move(q)) {}
+  uint32_t transmit(Packet* pkts, uint32_t n) noexcept override {
+    const uint32_t m = std::min(n, g_tx_limit.load());
+    return_buffers(q_, pkts, m);
+    g_tx_accepted += m;
+    return m;
+  }
+
+ private:
+  QueueResources q_;
+};
+
+class CounterEngine final : public Engine {
+ public:
+  std::unique_ptr<RxPort> open_rx(const QueueResources& q) override { return std::make_unique<CounterRx>(q); }
+  std::unique_ptr<TxPort> open_tx(const QueueResources& q) override { return std::make_unique<CountingTx>(q); }
+};
+
+const bool registered = [] {
+  register_engine("counter_test", [](const InterfaceConfig&) -> std::unique_ptr<Engine> {
+    return std::make_unique<CounterEngine>();
+  });
+  return true;
+}();
+
+Config make_config(PollMode mode, uint32_t batch, uint32_t depth, uint32_t num_bufs) {
+  Config c;
+  MemoryRegionConfig r;
+  r.name = "bufs";
+  r.buf_size = 256;
+  r.num_bufs = num_bufs;
+  c.memory_regions.push_back(r);
+  InterfaceConfig i;
+  i.name = "gen";
+  i.engine = "counter_test";
+  QueueConfig q;
+  q.id = 0;
+  q.mode = mode;
+  q.batch_size = batch;
+  q.ring_depth = depth;
+  q.timeout_us = 100;
+  q.memory_regions = {"bufs"};
+  i.rx.queues.push_back(q);
+  i.tx.queues.push_back(q);
+  c.interfaces.push_back(i);
+  return c;
+}
+
+class SessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(registered);
+    g_budget = 0;
+    g_next_seq = 0;
+    g_tx_accepted = 0;
+    g_tx_limit = UINT32_MAX;
+  }
+};
+
+uint64_t seq_of(const Packet& p) {
+  uint64_t s;
+  std::memcpy(&s, p.data().data(), sizeof(s));
+  return s;
+}
+
+}  // namespace
+
+TEST_F(SessionTest, DirectPollDeliversBurstsInOrderAndReturnsBuffers) {
+  Session s(make_config(PollMode::direct, 32, 4, 1024));
+  auto& q = s.rx_queue("gen", 0);
+  EXPECT_FALSE(q.poll());  // nothing yet: an empty burst, not an error
+  g_budget = 100;
+  uint64_t expect = 0;
+  while (expect < 100) {
+    auto b = q.poll();
+    ASSERT_TRUE(b);
+    EXPECT_LE(b.size(), 32u);
+    for (const auto& p : b) EXPECT_EQ(seq_of(p), expect++);
+    EXPECT_GT(q.stats().pool_in_use, 0u);
+  }
+  auto st = q.stats();
+  EXPECT_EQ(st.packets, 100u);
+  EXPECT_EQ(st.bytes, 800u);
+  EXPECT_EQ(st.pool_in_use, 0u);
+  EXPECT_EQ(st.total_drops(), 0u);
+}
+
+TEST_F(SessionTest, HoldingEveryBurstStopsPollingUntilOneIsReleased) {
+  Session s(make_config(PollMode::direct, 8, 3, 64));
+  auto& q = s.rx_queue("gen", 0);
+  g_budget = 1000;
+  std::vector<RxBurst> held;
+  for (int i = 0; i < 3; ++i) held.push_back(q.poll());
+  EXPECT_FALSE(q.poll());  // all three descriptors are with the application
+  held.erase(held.begin());
+  EXPECT_TRUE(q.poll());
+}
+
+TEST_F(SessionTest, PoolExhaustionIsCountedNotSilent) {
+  // 2 bursts x 8 packets need 16 buffers but the pool has 12. Validation would refuse this
+  // config, so build the pool directly through a session that skips... instead hold buffers:
+  Session s(make_config(PollMode::direct, 8, 2, 16));
+  auto& rx = s.rx_queue("gen", 0);
+  auto& tx = s.tx_queue("gen", 0);
+  auto hold_tx = tx.allocate(8);  // the tx queue shares the pool: 8 of 16 gone
+  ASSERT_EQ(hold_tx.size(), 8u);
+  g_budget = 16;
+  auto b1 = rx.poll();
+  ASSERT_EQ(b1.size(), 8u);
+  auto b2 = rx.poll();  // pool is empty now: the generator's packets are dropped and counted
+  EXPECT_FALSE(b2);
+  EXPECT_EQ(rx.stats().drop(DropReason::pool_empty), 8u);
+}
+
+TEST_F(SessionTest, WorkerModeFillsRingAndCountsRingFullWhenAppIsSlow) {
+  Session s(make_config(PollMode::worker, 16, 4, 4096));
+  auto& q = s.rx_queue("gen", 0);
+  g_budget = 16 * 20;  // 20 bursts but the ring holds 4: the rest must be counted ring_full
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (g_budget.load() > 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(20ms);
+  uint64_t got = 0;
+  while (auto b = q.poll()) got += b.size();
+  auto st = q.stats();
+  EXPECT_EQ(got, st.packets);
+  EXPECT_EQ(st.packets + st.drop(DropReason::ring_full), 16u * 20);
+  EXPECT_GT(st.drop(DropReason::ring_full), 0u);
+  EXPECT_EQ(st.pool_in_use, 0u);
+}
+
+TEST_F(SessionTest, WorkerModeHandsOverPartialBurstAfterTimeout) {
+  Session s(make_config(PollMode::worker, 64, 8, 4096));
+  auto& q = s.rx_queue("gen", 0);
+  g_budget = 5;  // fewer than batch_size: must still arrive after timeout_us
+  RxBurst b;
+  auto deadline = std::chrono::steady_clock::now() + 2s;
+  while (!(b = q.poll()) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(100us);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b.size(), 5u);
+}
+
+TEST_F(SessionTest, TxSendPartialKeepsRestAndReleaseCountsUnsent) {
+  Session s(make_config(PollMode::direct, 32, 4, 1024));
+  auto& tx = s.tx_queue("gen", 0);
+  auto b = tx.allocate(10);
+  ASSERT_EQ(b.size(), 10u);
+  for (auto& p : b) {
+    EXPECT_EQ(p.buffer().size(), 256u);
+    p.set_size(100);
+  }
+  g_tx_limit = 4;
+  EXPECT_EQ(b.send(), 4u);
+  EXPECT_EQ(b.size(), 6u);  // the unsent stay in the burst for a retry
+  EXPECT_EQ(b.send(), 4u);
+  b.release();
+  auto st = tx.stats();
+  EXPECT_EQ(st.packets, 8u);
+  EXPECT_EQ(st.bytes, 800u);
+  EXPECT_EQ(st.drop(DropReason::tx_unsent), 2u);
+  EXPECT_EQ(st.pool_in_use, 0u);
+}
+
+TEST_F(SessionTest, TxFullySentBurstBecomesEmpty) {
+  Session s(make_config(PollMode::direct, 32, 4, 1024));
+  auto& tx = s.tx_queue("gen", 0);
+  auto b = tx.allocate(32);
+  for (auto& p : b) p.set_size(10000);  // clamped to the buffer
+  EXPECT_EQ(b[0].size(), 256u);
+  EXPECT_EQ(b.send(), 32u);
+  EXPECT_FALSE(b);
+  EXPECT_EQ(tx.stats().drop(DropReason::tx_unsent), 0u);
+}
+
+TEST_F(SessionTest, PacingLimitsPacketsPerSecond) {
+  auto cfg = make_config(PollMode::direct, 64, 4, 1024);
+  cfg.interfaces[0].tx.rate_pps = 20000;
+  Session s(cfg);
+  auto& tx = s.tx_queue("gen", 0);
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t sent = 0;
+  while (std::chrono::steady_clock::now() - start < 200ms) {
+    auto b = tx.allocate(64);
+    for (auto& p : b) p.set_size(64);
+    sent += b.send();
+  }
+  // 0.2 s at 20 kpps is 4,000 plus at most one burst of credit; never far above.
+  EXPECT_LE(sent, 4000u + 64 + 400);
+  EXPECT_GE(sent, 2000u);
+}
+
+TEST_F(SessionTest, HeaderDataSplitGivesTwoSegments) {
+  auto cfg = make_config(PollMode::direct, 8, 2, 64);
+  MemoryRegionConfig payload;
+  payload.name = "payload";
+  payload.buf_size = 4096;
+  payload.num_bufs = 64;
+  cfg.memory_regions.push_back(payload);
+  cfg.interfaces[0].rx.queues[0].memory_regions = {"bufs", "payload"};
+  Session s(cfg);
+  g_budget = 3;
+  auto b = s.rx_queue("gen", 0).poll();
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0].segments(), 2u);
+  EXPECT_EQ(b[0].segment(0).size(), 8u);
+  EXPECT_EQ(b[0].segment(1).size(), 16u);
+  EXPECT_EQ(b[0].size(), 24u);
+  EXPECT_TRUE(b[0].segment(2).empty());
+}
+
+TEST_F(SessionTest, SeveralSessionsDestroyedInAnyOrder) {
+  auto a = std::make_unique<Session>(make_config(PollMode::worker, 16, 4, 1024));
+  auto b = std::make_unique<Session>(make_config(PollMode::direct, 16, 4, 1024));
+  auto c = std::make_unique<Session>(make_config(PollMode::worker, 16, 4, 1024));
+  g_budget = 1000;
+  std::this_thread::sleep_for(5ms);
+  b.reset();
+  a->stop();
+  c.reset();
+  a.reset();
+}
+
+TEST_F(SessionTest, UnknownQueueAndEngineAreClearErrors) {
+  Session s(make_config(PollMode::direct, 16, 4, 1024));
+  EXPECT_THROW(s.rx_queue("gen", 7), Error);
+  EXPECT_THROW(s.tx_queue("nope", 0), Error);
+  auto cfg = make_config(PollMode::direct, 16, 4, 1024);
+  cfg.interfaces[0].engine = "warp_drive";
+  try {
+    Session bad(cfg);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("warp_drive"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SessionTest, WorkerOnMissingCpuIsAClearError) {
+  auto cfg = make_config(PollMode::worker, 16, 4, 1024);
+  cfg.interfaces[0].rx.queues[0].cpu_core = 1000;
+  try {
+    Session s(cfg);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cpu_core 1000"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Engines, SocketIsBuiltIn) {
+  auto names = engines();
+  EXPECT_NE(std::find(names.begin(), names.end(), "socket"), names.end());
+}
