@@ -1,0 +1,60 @@
+// The validator's shared pieces: where issues are collected and how values are shown.
+// Each config_validate_*.cpp checks one part of a Config.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "core/config_limits.h"
+#include "netdaq/config.h"
+
+namespace netdaq::detail {
+
+class Checker {
+ public:
+  explicit Checker(const Config& cfg) : cfg_(cfg) {}
+
+  const Config& config() const noexcept { return cfg_; }
+  // Records a problem with the value at key path `key` (located with Config::location_of).
+  void error(const std::string& key, std::string value, std::string message);
+  // Reports `value` unless `allowed` contains it.
+  template <class T>
+  void range(const std::string& key, T value, Range allowed) {
+    if constexpr (std::is_signed_v<T>) range_signed(key, value, allowed);
+    else range_unsigned(key, value, allowed);
+  }
+
+  std::vector<ConfigIssue> take() { return std::move(issues_); }
+
+ private:
+  void range_signed(const std::string& key, int64_t value, Range allowed);
+  void range_unsigned(const std::string& key, uint64_t value, Range allowed);
+
+  const Config& cfg_;
+  std::vector<ConfigIssue> issues_;
+};
+
+std::string show(double v);  // shortest text that reads back as v
+// A value as shown in a message: cut to 80 characters ("...") so a stray blob stays readable.
+std::string shorten(std::string value);
+std::string join(std::span<const std::string> items);
+// Appends `item` unless it is empty or already there (lists of names for messages).
+void add_unique(std::vector<std::string>& items, std::string item);
+std::string join(std::span<const std::string_view> items);
+// "sensor0/rx1": the queue's name, or the Session's default name for it.
+std::string queue_label(const InterfaceConfig& iface, const QueueConfig& q, bool rx);
+
+// The checks, one part of the Config each.
+void check_regions(Checker& c);
+void check_interfaces(Checker& c);
+void check_queues(Checker& c, const InterfaceConfig& iface, const std::string& path);
+void check_flows(Checker& c, const InterfaceConfig& iface, const std::string& path);
+void check_socket_engine(Checker& c, const InterfaceConfig& iface, const std::string& path);
+void check_pool_budgets(Checker& c);
+void check_run_and_log(Checker& c);
+
+}  // namespace netdaq::detail

@@ -1,0 +1,50 @@
+// Allowed values of configuration fields: one table shared by the YAML loader (type errors),
+// the validator (range errors) and docs/config.md, so every message names the same limits.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace netdaq::detail {
+
+// Inclusive integer range.
+struct Range {
+  int64_t min;
+  uint64_t max;
+  bool contains(int64_t v) const noexcept { return v >= min && (v < 0 || static_cast<uint64_t>(v) <= max); }
+  bool contains(uint64_t v) const noexcept {
+    return v <= max && (min <= 0 || v >= static_cast<uint64_t>(min));
+  }
+  // "must be an integer 1..1024"
+  std::string describe() const { return "must be an integer " + std::to_string(min) + ".." + std::to_string(max); }
+};
+
+template <class T>
+constexpr Range type_range() {
+  return {static_cast<int64_t>(std::numeric_limits<T>::min()), static_cast<uint64_t>(std::numeric_limits<T>::max())};
+}
+
+namespace limits {
+inline constexpr Range buf_size{64, 1u << 20};
+inline constexpr Range num_bufs{1, 1u << 30};
+inline constexpr Range gpu{-1, static_cast<uint64_t>(std::numeric_limits<int>::max())};
+inline constexpr Range batch_size{1, 1024};
+inline constexpr Range timeout_us{0, 10'000'000};
+inline constexpr Range ring_depth{1, 65536};
+inline constexpr Range cpu_core{-1, 1023};
+inline constexpr Range vlan{0, 4095};
+inline constexpr Range tx_payload_size{24, 65507};
+inline constexpr Range stats_interval_ms{10, std::numeric_limits<uint32_t>::max()};
+}  // namespace limits
+
+// Known names. An engine also counts as valid when it is registered under another name
+// (tests and out-of-tree engines).
+inline constexpr std::array<std::string_view, 4> kEngineNames{"socket", "afxdp", "dpdk", "rdma"};
+inline constexpr std::array<std::string_view, 6> kLogLevels{"trace", "debug", "info", "warn", "error", "off"};
+inline constexpr std::array<std::string_view, 5> kMemoryKindNames{"host", "huge", "pinned", "mapped", "device"};
+inline constexpr std::array<std::string_view, 2> kPollModeNames{"direct", "worker"};
+
+}  // namespace netdaq::detail

@@ -1,0 +1,35 @@
+// Pool sizing: every pool must hold the buffers all its queues can keep at once
+// (core/pool_budget.h), or the queues can deadlock waiting for each other's buffers.
+#include "core/config_check.h"
+#include "core/pool_budget.h"
+
+namespace netdaq::detail {
+
+namespace {
+
+// "sensor0/rx0 (rx worker: (ring_depth 64 + 1) x batch_size 64 = 4160)"
+std::string describe(const PoolUser& u) {
+  const QueueConfig& q = *u.queue;
+  const bool extra = u.rx && q.mode == PollMode::worker;
+  std::string s = queue_label(*u.iface, q, u.rx) + (u.rx ? std::string(" (rx ") + to_string(q.mode) + ": " : " (tx: ");
+  s += extra ? "(ring_depth " + std::to_string(q.ring_depth) + " + 1)" : "ring_depth " + std::to_string(q.ring_depth);
+  return s + " x batch_size " + std::to_string(q.batch_size) + " = " + std::to_string(u.buffers) + ")";
+}
+
+}  // namespace
+
+void check_pool_budgets(Checker& c) {
+  const auto budgets = pool_budgets(c.config());
+  for (size_t i = 0; i < budgets.size(); ++i) {
+    const PoolBudget& b = budgets[i];
+    if (b.fits()) continue;
+    std::vector<std::string> users;
+    for (const auto& u : b.users) users.push_back(describe(u));
+    c.error("memory_regions[" + std::to_string(i) + "].num_bufs", std::to_string(b.region->num_bufs),
+            "pool '" + b.region->name + "' is too small: its queues can hold " + std::to_string(b.total) +
+                " buffers at once: " + join(users) + "; num_bufs must be at least " + std::to_string(b.total) +
+                " (or lower ring_depth / batch_size)");
+  }
+}
+
+}  // namespace netdaq::detail

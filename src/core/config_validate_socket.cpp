@@ -1,0 +1,70 @@
+// Socket engine: endpoints, multicast, TCP message size and the memory its queues may use.
+#include "core/config_check.h"
+#include "core/endpoint.h"
+
+namespace netdaq::detail {
+
+namespace {
+
+constexpr const char* kEndpointForm = "udp://HOST:PORT or tcp://HOST:PORT";
+
+// Parses a configured endpoint; reports a missing (when `required`) or malformed one.
+std::optional<Endpoint> endpoint(Checker& c, const std::string& key, const std::string& url, bool required,
+                                 const std::string& why_required) {
+  if (url.empty()) {
+    if (required) c.error(key, "", "is required for the socket engine " + why_required + ": " + kEndpointForm);
+    return std::nullopt;
+  }
+  std::string error;
+  auto ep = parse_endpoint(url, &error);
+  if (!ep) c.error(key, url, error);
+  else if (ep->multicast && ep->protocol == Protocol::tcp) c.error(key, url, "a multicast group needs udp://, not tcp://");
+  return ep;
+}
+
+// The socket engine copies packets through the CPU, so its queues cannot use device memory.
+void check_cpu_memory(Checker& c, const std::vector<QueueConfig>& queues, const std::string& path) {
+  for (size_t j = 0; j < queues.size(); ++j) {
+    for (size_t k = 0; k < queues[j].memory_regions.size(); ++k) {
+      const MemoryRegionConfig* r = c.config().find_region(queues[j].memory_regions[k]);
+      if (!r || r->kind != MemoryKind::device) continue;
+      c.error(path + "[" + std::to_string(j) + "].memory_regions[" + std::to_string(k) + "]", r->name,
+              "region '" + r->name +
+                  "' is device memory; the socket engine needs CPU-accessible memory (kind host, huge, pinned or mapped)");
+    }
+  }
+}
+
+// A TCP message is received into one buffer of the queue's payload region (its last region).
+void check_tcp_message(Checker& c, const InterfaceConfig& iface, const std::string& path) {
+  const uint32_t max = iface.socket.tcp_max_message;
+  if (max == 0) return;
+  for (const auto& q : iface.rx.queues) {
+    if (q.memory_regions.empty()) continue;
+    const MemoryRegionConfig* r = c.config().find_region(q.memory_regions.back());
+    if (!r || max <= r->buf_size) continue;
+    c.error(path + ".socket.tcp_max_message", std::to_string(max),
+            "must be <= " + std::to_string(r->buf_size) + ", the buf_size of region '" + r->name +
+                "' (payload region of rx queue " + queue_label(iface, q, true) + "): a message must fit one buffer");
+    return;
+  }
+}
+
+}  // namespace
+
+void check_socket_engine(Checker& c, const InterfaceConfig& iface, const std::string& path) {
+  auto local = endpoint(c, path + ".address", iface.address, !iface.rx.queues.empty(),
+                        "when rx queues are configured (address to bind or listen on)");
+  endpoint(c, path + ".tx.destination", iface.tx.destination, !iface.tx.queues.empty(),
+           "when tx queues are configured (where to send)");
+
+  if (!iface.socket.multicast_interface.empty() && !(local && local->multicast))
+    c.error(path + ".socket.multicast_interface", iface.socket.multicast_interface,
+            "is only allowed when address is a multicast group (e.g. udp://239.1.2.3:5000); address is " +
+                (iface.address.empty() ? std::string("not set") : "'" + iface.address + "'"));
+  if (local && local->protocol == Protocol::tcp) check_tcp_message(c, iface, path);
+  check_cpu_memory(c, iface.rx.queues, path + ".rx.queues");
+  check_cpu_memory(c, iface.tx.queues, path + ".tx.queues");
+}
+
+}  // namespace netdaq::detail

@@ -1,0 +1,140 @@
+#include "core/config_yaml_fields.h"
+
+namespace netdaq::detail {
+
+namespace {
+
+static_assert(static_cast<size_t>(MemoryKind::device) + 1 == kMemoryKindNames.size());
+static_assert(static_cast<size_t>(PollMode::worker) + 1 == kPollModeNames.size());
+
+using Node = YAML::Node;
+using Path = std::string;
+
+void read_region(YamlReader& r, const Node& n, const Path& path, MemoryRegionConfig& m) {
+  r.map(n, path, {
+      {"name", [&](const Node& v, const Path& p) { r.text(v, p, m.name); }},
+      {"kind", [&](const Node& v, const Path& p) { r.choice(v, p, m.kind, kMemoryKindNames); }},
+      {"buf_size", [&](const Node& v, const Path& p) { r.integer(v, p, m.buf_size, limits::buf_size); }},
+      {"num_bufs", [&](const Node& v, const Path& p) { r.integer(v, p, m.num_bufs, limits::num_bufs); }},
+      {"gpu", [&](const Node& v, const Path& p) { r.integer(v, p, m.gpu, limits::gpu); }},
+      {"hugepages_required", [&](const Node& v, const Path& p) { r.boolean(v, p, m.hugepages_required); }},
+  });
+}
+
+void read_queue(YamlReader& r, const Node& n, const Path& path, QueueConfig& q) {
+  r.map(n, path, {
+      {"id", [&](const Node& v, const Path& p) { r.integer(v, p, q.id); }},
+      {"name", [&](const Node& v, const Path& p) { r.text(v, p, q.name); }},
+      {"mode", [&](const Node& v, const Path& p) { r.choice(v, p, q.mode, kPollModeNames); }},
+      {"cpu_core", [&](const Node& v, const Path& p) { r.integer(v, p, q.cpu_core, limits::cpu_core); }},
+      {"batch_size", [&](const Node& v, const Path& p) { r.integer(v, p, q.batch_size, limits::batch_size); }},
+      {"timeout_us", [&](const Node& v, const Path& p) { r.integer(v, p, q.timeout_us, limits::timeout_us); }},
+      {"ring_depth", [&](const Node& v, const Path& p) { r.integer(v, p, q.ring_depth, limits::ring_depth); }},
+      {"memory_regions",
+       [&](const Node& v, const Path& p) {
+         r.list(v, p, "region names", [&](const Node& item, const Path& ip) { r.text(item, ip, q.memory_regions.emplace_back()); });
+       }},
+  });
+}
+
+void read_queues(YamlReader& r, const Node& n, const Path& path, std::vector<QueueConfig>& queues) {
+  r.list(n, path, "queues", [&](const Node& item, const Path& ip) { read_queue(r, item, ip, queues.emplace_back()); });
+}
+
+void read_match(YamlReader& r, const Node& n, const Path& path, FlowMatch& m) {
+  r.map(n, path, {
+      {"udp_src", [&](const Node& v, const Path& p) { r.port_or_range(v, p, m.udp_src, m.udp_src_end); }},
+      {"udp_dst", [&](const Node& v, const Path& p) { r.port_or_range(v, p, m.udp_dst, m.udp_dst_end); }},
+      {"ip_src", [&](const Node& v, const Path& p) { r.text(v, p, m.ip_src); }},
+      {"ip_dst", [&](const Node& v, const Path& p) { r.text(v, p, m.ip_dst); }},
+      {"vlan", [&](const Node& v, const Path& p) { r.integer(v, p, m.vlan, limits::vlan); }},
+  });
+}
+
+void read_flow(YamlReader& r, const Node& n, const Path& path, FlowConfig& f) {
+  r.map(n, path, {
+      {"id", [&](const Node& v, const Path& p) { r.integer(v, p, f.id); }},
+      {"queue", [&](const Node& v, const Path& p) { r.integer(v, p, f.queue); }},
+      {"match", [&](const Node& v, const Path& p) { read_match(r, v, p, f.match); }},
+  });
+}
+
+void read_rx(YamlReader& r, const Node& n, const Path& path, RxConfig& rx) {
+  r.map(n, path, {
+      {"queues", [&](const Node& v, const Path& p) { read_queues(r, v, p, rx.queues); }},
+      {"flows",
+       [&](const Node& v, const Path& p) {
+         r.list(v, p, "flows", [&](const Node& item, const Path& ip) { read_flow(r, item, ip, rx.flows.emplace_back()); });
+       }},
+  });
+}
+
+void read_tx(YamlReader& r, const Node& n, const Path& path, TxConfig& tx) {
+  r.map(n, path, {
+      {"queues", [&](const Node& v, const Path& p) { read_queues(r, v, p, tx.queues); }},
+      {"destination", [&](const Node& v, const Path& p) { r.text(v, p, tx.destination); }},
+      {"rate_mbps", [&](const Node& v, const Path& p) { r.number(v, p, tx.rate_mbps, 0); }},
+      {"rate_pps", [&](const Node& v, const Path& p) { r.number(v, p, tx.rate_pps, 0); }},
+  });
+}
+
+void read_socket(YamlReader& r, const Node& n, const Path& path, SocketOptions& s) {
+  r.map(n, path, {
+      {"gro", [&](const Node& v, const Path& p) { r.boolean(v, p, s.gro); }},
+      {"gso", [&](const Node& v, const Path& p) { r.boolean(v, p, s.gso); }},
+      {"rcvbuf", [&](const Node& v, const Path& p) { r.integer(v, p, s.rcvbuf); }},
+      {"sndbuf", [&](const Node& v, const Path& p) { r.integer(v, p, s.sndbuf); }},
+      {"busy_poll_us", [&](const Node& v, const Path& p) { r.integer(v, p, s.busy_poll_us); }},
+      {"multicast_interface", [&](const Node& v, const Path& p) { r.text(v, p, s.multicast_interface); }},
+      {"tcp_max_message", [&](const Node& v, const Path& p) { r.integer(v, p, s.tcp_max_message); }},
+      {"reconnect_ms", [&](const Node& v, const Path& p) { r.integer(v, p, s.reconnect_ms); }},
+  });
+}
+
+void read_interface(YamlReader& r, const Node& n, const Path& path, InterfaceConfig& i) {
+  r.map(n, path, {
+      {"name", [&](const Node& v, const Path& p) { r.text(v, p, i.name); }},
+      {"engine", [&](const Node& v, const Path& p) { r.text(v, p, i.engine); }},
+      {"address", [&](const Node& v, const Path& p) { r.text(v, p, i.address); }},
+      {"rx", [&](const Node& v, const Path& p) { read_rx(r, v, p, i.rx); }},
+      {"tx", [&](const Node& v, const Path& p) { read_tx(r, v, p, i.tx); }},
+      {"socket", [&](const Node& v, const Path& p) { read_socket(r, v, p, i.socket); }},
+  });
+}
+
+void read_run(YamlReader& r, const Node& n, const Path& path, RunConfig& run) {
+  r.map(n, path, {
+      {"duration_s", [&](const Node& v, const Path& p) { r.number(v, p, run.duration_s, 0); }},
+      {"tx_packets", [&](const Node& v, const Path& p) { r.integer(v, p, run.tx_packets); }},
+      {"tx_payload_size",
+       [&](const Node& v, const Path& p) { r.integer(v, p, run.tx_payload_size, limits::tx_payload_size); }},
+      {"stats_interval_ms",
+       [&](const Node& v, const Path& p) { r.integer(v, p, run.stats_interval_ms, limits::stats_interval_ms); }},
+      {"drain_ms", [&](const Node& v, const Path& p) { r.integer(v, p, run.drain_ms); }},
+  });
+}
+
+void read_log(YamlReader& r, const Node& n, const Path& path, LogConfig& log) {
+  r.map(n, path, {{"level", [&](const Node& v, const Path& p) { r.text(v, p, log.level); }}});
+}
+
+}  // namespace
+
+void read_config(YamlReader& r, const Node& root, Config& cfg) {
+  r.map(root, "", {
+      {"memory_regions",
+       [&](const Node& v, const Path& p) {
+         r.list(v, p, "memory regions",
+                [&](const Node& item, const Path& ip) { read_region(r, item, ip, cfg.memory_regions.emplace_back()); });
+       }},
+      {"interfaces",
+       [&](const Node& v, const Path& p) {
+         r.list(v, p, "interfaces",
+                [&](const Node& item, const Path& ip) { read_interface(r, item, ip, cfg.interfaces.emplace_back()); });
+       }},
+      {"run", [&](const Node& v, const Path& p) { read_run(r, v, p, cfg.run); }},
+      {"log", [&](const Node& v, const Path& p) { read_log(r, v, p, cfg.log); }},
+  });
+}
+
+}  // namespace netdaq::detail

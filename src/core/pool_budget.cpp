@@ -1,0 +1,42 @@
+#include "core/pool_budget.h"
+
+#include <limits>
+
+namespace netdaq::detail {
+
+namespace {
+
+constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+
+uint64_t mul_sat(uint64_t a, uint64_t b) { return (a != 0 && b > kMax / a) ? kMax : a * b; }
+uint64_t add_sat(uint64_t a, uint64_t b) { return b > kMax - a ? kMax : a + b; }
+
+}  // namespace
+
+uint64_t buffers_held(const QueueConfig& q, bool rx) noexcept {
+  const uint64_t bursts = uint64_t{q.ring_depth} + (rx && q.mode == PollMode::worker ? 1 : 0);
+  return mul_sat(bursts, q.batch_size);
+}
+
+std::vector<PoolBudget> pool_budgets(const Config& cfg) {
+  std::vector<PoolBudget> budgets;
+  for (const auto& region : cfg.memory_regions) {
+    PoolBudget b;
+    b.region = &region;
+    for (const auto& iface : cfg.interfaces) {
+      for (bool rx : {true, false}) {
+        for (const auto& q : rx ? iface.rx.queues : iface.tx.queues) {
+          for (const auto& name : q.memory_regions) {
+            if (name != region.name) continue;
+            b.users.push_back(PoolUser{&iface, &q, rx, buffers_held(q, rx)});
+            b.total = add_sat(b.total, b.users.back().buffers);
+          }
+        }
+      }
+    }
+    budgets.push_back(std::move(b));
+  }
+  return budgets;
+}
+
+}  // namespace netdaq::detail

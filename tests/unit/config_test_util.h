@@ -1,0 +1,63 @@
+// Helpers shared by the config tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/engine.h"
+#include "netdaq/config.h"
+#include "netdaq/status.h"
+
+namespace netdaq::test {
+
+inline std::string config_data(const std::string& name) {
+  return std::string(NETDAQ_SOURCE_DIR) + "/tests/data/config/" + name;
+}
+
+// The validator accepts only engines built into the binary. Until the socket engine registers
+// itself, register a stand-in so configs that name it validate (never used to open queues).
+inline void ensure_socket_engine() {
+  if (detail::find_engine("socket")) return;
+  detail::register_engine("socket", [](const InterfaceConfig&) -> std::unique_ptr<detail::Engine> {
+    throw Error(Errc::unsupported, "config tests' stand-in socket engine");
+  });
+}
+
+// The issues a ConfigError carries (fails the test if `fn` does not throw one).
+template <class Fn>
+std::vector<ConfigIssue> issues_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const ConfigError& e) {
+    return e.issues();
+  }
+  ADD_FAILURE() << "expected a ConfigError";
+  return {};
+}
+
+inline std::vector<ConfigIssue> parse_issues(const std::string& yaml, const std::string& source = "test.yaml") {
+  return issues_of([&] { Config::parse(yaml, source); });
+}
+
+// The issue about `key`, or nullptr.
+inline const ConfigIssue* find_issue(const std::vector<ConfigIssue>& issues, const std::string& key) {
+  auto it = std::find_if(issues.begin(), issues.end(), [&](const ConfigIssue& i) { return i.key == key; });
+  return it == issues.end() ? nullptr : &*it;
+}
+
+// Checks one issue: location, key, value and a piece of its message.
+inline void expect_issue(const std::vector<ConfigIssue>& issues, const std::string& file, int line, int column,
+                         const std::string& key, const std::string& value, const std::string& message_part) {
+  const ConfigIssue* i = find_issue(issues, key);
+  ASSERT_NE(i, nullptr) << "no issue for " << key;
+  EXPECT_EQ(i->where.file, file) << key;
+  EXPECT_EQ(i->where.line, line) << key;
+  EXPECT_EQ(i->where.column, column) << key;
+  EXPECT_EQ(i->value, value) << key;
+  EXPECT_NE(i->message.find(message_part), std::string::npos) << key << ": " << i->message;
+}
+
+}  // namespace netdaq::test
