@@ -1,0 +1,103 @@
+// Sender and receiver loops of the netdaq payload format, shared by `netdaq run` and
+// `netdaq bench`: one sender thread per TX queue, one receiver thread per RX queue, and a
+// controller (the calling thread) that stops them, prints live samples and collects results.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "netdaq/netdaq.h"
+
+namespace netdaq::cli {
+
+// Log-linear latency histogram (16 sub-buckets per power of two: ~6% resolution).
+struct LatencyHistogram {
+  static constexpr unsigned kSub = 16;
+  std::array<uint64_t, 64 * kSub> counts{};
+  uint64_t n = 0;
+  uint64_t sum = 0;
+  uint64_t min = std::numeric_limits<uint64_t>::max();
+  uint64_t max = 0;
+
+  void add(uint64_t ns) noexcept;
+  void merge(const LatencyHistogram& o) noexcept;
+  uint64_t percentile(double p) const noexcept;  // p in [0, 100]; 0 when empty
+};
+
+struct StreamResult {
+  std::string rx_queue;     // "-" when no RX queue saw the stream
+  uint32_t stream = 0;
+  bool expected_known = false;
+  uint64_t expected = 0;    // packets the sender sent
+  uint64_t received = 0, unique = 0, lost = 0, duplicates = 0, reordered = 0, malformed = 0, late = 0;
+  LatencyHistogram latency;  // send time -> receive poll, same host clock
+};
+
+struct TxResult {
+  std::string queue;
+  uint32_t stream = 0;
+  uint64_t sent = 0;   // packets accepted by the engine (sequences 0 .. sent-1)
+  uint64_t bytes = 0;
+  double seconds = 0;  // first to last send
+  uint64_t first_ns = 0, last_ns = 0;
+};
+
+struct RxResult {
+  std::string queue;
+  uint64_t packets = 0, bytes = 0;
+  double seconds = 0;              // first to last packet
+  uint64_t foreign = 0;            // malformed without a readable header (no stream)
+  uint64_t first_ns = 0, last_ns = 0;
+};
+
+struct LiveSample {
+  double t = 0;                    // seconds since start
+  double rx_pps = 0, rx_gbps = 0, tx_pps = 0, tx_gbps = 0;
+  uint64_t rx_packets = 0, tx_packets = 0;
+  uint64_t drops = 0;              // every drop reason of every queue except tx_full
+  uint64_t reordered = 0, lost = 0, duplicates = 0, malformed = 0;
+};
+
+struct TrafficOptions {
+  uint32_t payload_size = 1472;     // bytes each sender writes per packet
+  uint32_t expected_size = 0;       // receivers: packets of another size are malformed (0: any)
+  std::vector<uint64_t> tx_counts;  // packets per sender (0 or missing: unlimited)
+  double duration_s = 0;            // senders stop after this (0: no limit)
+  uint32_t drain_ms = 200;          // keep receiving after the senders stop
+  uint32_t stats_interval_ms = 1000;
+  bool verify = true;               // check every pattern byte (else the header only)
+  uint64_t window = 65536;          // SequenceTracker window
+  // Receivers without senders in this process:
+  std::vector<uint64_t> rx_expected;  // per stream id: expected count (rx-only --count)
+  double idle_timeout_s = 0;          // stop this long after the last packet (0: never)
+  std::vector<int> tx_cpu, rx_cpu;    // pin thread i (missing / -1: no pinning)
+};
+
+struct TrafficResult {
+  std::vector<TxResult> tx;
+  std::vector<RxResult> rx;
+  std::vector<StreamResult> streams;
+  std::vector<QueueStats> stats;  // session stats at the end
+  double elapsed_s = 0;
+  bool interrupted = false;
+
+  uint64_t total_lost() const noexcept;
+  uint64_t total_drops() const noexcept;      // all reasons except tx_full (retried)
+  uint64_t total_malformed() const noexcept;  // incl. foreign packets
+};
+
+using LiveCallback = std::function<void(const LiveSample&)>;
+
+// Runs senders on every TX queue and receivers on every RX queue of the session until the
+// senders are done (count or duration) and the drain is over, or Ctrl-C. With no TX queue
+// the receivers stop at rx_expected, idle_timeout_s, duration_s or Ctrl-C.
+TrafficResult run_traffic(Session& session, const TrafficOptions& opt, const LiveCallback& live);
+
+// Pins the calling thread to cpu (>= 0); returns false on failure.
+bool pin_thread(int cpu) noexcept;
+
+}  // namespace netdaq::cli
