@@ -1,0 +1,230 @@
+// Runs the netdaq CLI binary and checks its output and exit codes (docs/cli.md).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status = -1;  // exit code, or 128 + signal
+  std::string out;  // stdout + stderr
+};
+
+// Starts the CLI with args; returns its pid and the read end of its output pipe.
+pid_t spawn(const std::vector<std::string>& args, int* out_fd) {
+  int p[2];
+  if (pipe(p) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(p[1], 1);
+    dup2(p[1], 2);
+    close(p[0]);
+    close(p[1]);
+    std::vector<char*> argv;
+    std::string exe = NETDAQ_CLI;
+    argv.push_back(exe.data());
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(exe.c_str(), argv.data());
+    _exit(127);
+  }
+  close(p[1]);
+  *out_fd = p[0];
+  return pid;
+}
+
+// Reads until EOF or the deadline, then waits for the process.
+Result finish(pid_t pid, int fd, std::chrono::seconds timeout, std::string prefix = {}) {
+  Result r;
+  r.out = std::move(prefix);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buf[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      kill(pid, SIGKILL);
+      r.out += "\n<timed out>";
+      break;
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, static_cast<int>(left.count())) <= 0) continue;
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    r.out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+Result run_cli(const std::vector<std::string>& args, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  int fd = -1;
+  const pid_t pid = spawn(args, &fd);
+  if (pid < 0) return {};
+  return finish(pid, fd, timeout);
+}
+
+std::string example(const std::string& name) { return std::string(NETDAQ_SOURCE_DIR) + "/examples/" + name; }
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The first unsigned integer value of "key" in a JSON text (-1 if missing).
+long long json_int(const std::string& json, const std::string& key) {
+  std::smatch m;
+  if (std::regex_search(json, m, std::regex("\"" + key + "\": (-?[0-9]+)"))) return std::stoll(m[1]);
+  return -1;
+}
+
+fs::path temp_path(const std::string& name) {
+  return fs::temp_directory_path() / ("netdaq_cli_test_" + std::to_string(getpid()) + "_" + name);
+}
+
+}  // namespace
+
+TEST(Cli, VersionListsSocketEngine) {
+  auto r = run_cli({"--version"});
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("netdaq 0."), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("engines:.*\\bsocket\\b"))) << r.out;
+}
+
+TEST(Cli, HelpListsSubcommands) {
+  auto r = run_cli({"--help"});
+  EXPECT_EQ(r.status, 0);
+  for (const char* s : {"run", "bench", "validate"}) EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  EXPECT_EQ(run_cli({"no-such-command"}).status, 1);
+}
+
+TEST(Cli, EveryExampleValidates) {
+  std::vector<std::string> args{"validate"};
+  for (const auto& e : fs::directory_iterator(std::string(NETDAQ_SOURCE_DIR) + "/examples"))
+    if (e.path().extension() == ".yaml") args.push_back(e.path().string());
+  ASSERT_GE(args.size(), 7u);  // loopback, loopback-worker, tcp, multicast, header-split, ipv6
+  auto r = run_cli(args);
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (size_t i = 1; i < args.size(); ++i) EXPECT_NE(r.out.find(args[i] + ": OK"), std::string::npos) << args[i] << "\n" << r.out;
+}
+
+TEST(Cli, BrokenConfigNamesFileAndLine) {
+  const auto p = temp_path("broken.yaml");
+  std::ofstream(p) << "memory_regions:\n"
+                      "  - {name: bufs, kind: host, buf_size: 2048, num_bufs: 16384}\n"
+                      "interfaces:\n"
+                      "  - name: rx\n"
+                      "    engine: socket\n"
+                      "    address: udp://127.0.0.1:46999\n"
+                      "    rx:\n"
+                      "      queues:\n"
+                      "        - {id: 0, batch_size: -5, memory_regions: [nope]}\n";
+  auto r = run_cli({"validate", example("loopback.yaml"), p.string()});
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find(example("loopback.yaml") + ": OK"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(std::regex_replace(p.string(), std::regex("[.]"), "\\.") + ":9:[0-9]+: ")))
+      << r.out;
+  fs::remove(p);
+  auto missing = run_cli({"validate", "/nonexistent/netdaq.yaml"});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.out.find("/nonexistent/netdaq.yaml"), std::string::npos) << missing.out;
+}
+
+TEST(Cli, RunLoopbackWithoutLoss) {
+  const auto json = temp_path("run.json");
+  auto r = run_cli({"run", example("loopback.yaml"), "--duration", "1", "--expect-no-loss", "--json", json.string()});
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("rx "), std::string::npos) << r.out;  // live line
+  EXPECT_NE(r.out.find("summary"), std::string::npos) << r.out;
+  const std::string j = read_file(json);
+  EXPECT_GT(json_int(j, "rx_packets"), 0) << j;
+  EXPECT_EQ(json_int(j, "rx_packets"), json_int(j, "tx_packets")) << j;
+  EXPECT_EQ(json_int(j, "lost"), 0) << j;
+  EXPECT_EQ(json_int(j, "drops"), 0) << j;
+  EXPECT_NE(j.find("\"ok\": true"), std::string::npos) << j;
+  fs::remove(json);
+}
+
+TEST(Cli, RunBuiltInDefault) {
+  auto r = run_cli({"run", "--duration", "0.5", "--expect-no-loss", "--json", "-"});
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("(built in)"), std::string::npos) << r.out;
+  auto p = run_cli({"run", "--print-config"});
+  EXPECT_EQ(p.status, 0);
+  EXPECT_EQ(p.out, read_file(example("loopback.yaml")));
+}
+
+TEST(Cli, BenchUdpCountsExactly) {
+  auto r = run_cli({"bench", "--json", "--quiet", "--protocol", "udp", "--size", "1472", "--count", "20000",
+                    "--rate-mbps", "2000", "--address", "127.0.0.1:47110"});
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(json_int(r.out, "sent"), 20000) << r.out;
+  EXPECT_EQ(json_int(r.out, "packets"), 20000) << r.out;
+  EXPECT_EQ(json_int(r.out, "loss"), 0) << r.out;
+  EXPECT_EQ(json_int(r.out, "duplicates"), 0) << r.out;
+  EXPECT_EQ(json_int(r.out, "malformed"), 0) << r.out;
+}
+
+TEST(Cli, BenchUdpSmallPacketsAccountEveryPacket) {
+  // Unpaced: loss may happen on a busy machine, but received + lost is exactly what was sent.
+  auto r = run_cli({"bench", "--json", "--quiet", "--size", "64", "--count", "100000", "--address", "127.0.0.1:47120"});
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(json_int(r.out, "sent"), 100000) << r.out;
+  EXPECT_EQ(json_int(r.out, "packets") + json_int(r.out, "loss"), 100000) << r.out;
+  EXPECT_EQ(json_int(r.out, "duplicates"), 0) << r.out;
+}
+
+TEST(Cli, BenchTcpCountsExactly) {
+  auto r = run_cli({"bench", "--json", "--quiet", "--protocol", "tcp", "--size", "8192", "--count", "20000",
+                    "--address", "127.0.0.1:47130"});
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(json_int(r.out, "sent"), 20000) << r.out;
+  EXPECT_EQ(json_int(r.out, "packets"), 20000) << r.out;
+  EXPECT_EQ(json_int(r.out, "loss"), 0) << r.out;
+  EXPECT_EQ(json_int(r.out, "reordered"), 0) << r.out;
+}
+
+TEST(Cli, CtrlCPrintsSummaryAndExitsZero) {
+  int fd = -1;
+  const pid_t pid = spawn({"run", "--duration", "60"}, &fd);
+  ASSERT_GT(pid, 0);
+  // Wait for the first live line, then interrupt.
+  std::string seen;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  char buf[4096];
+  while (seen.find("[") == std::string::npos && std::chrono::steady_clock::now() < until) {
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, 100) > 0) {
+      const ssize_t n = read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      seen.append(buf, static_cast<size_t>(n));
+    }
+  }
+  kill(pid, SIGINT);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = finish(pid, fd, std::chrono::seconds(20), seen);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("summary"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("interrupted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stream"), std::string::npos) << r.out;
+}
