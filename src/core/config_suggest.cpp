@@ -9,11 +9,20 @@ namespace {
 
 char fold(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
-// Close enough: at most a third of the word's letters wrong (at least one, at most three),
+// Close enough (besides prefixes): at most a third of the word's letters wrong (at least one, at most three),
 // and never the whole word.
 bool plausible(size_t distance, size_t length) {
   const size_t allowed = std::clamp<size_t>(length / 3, 1, 3);
   return distance <= allowed && distance < length;
+}
+
+// One word starts the other ("warning" / "warn", "cpu" / "cpu_core"), ignoring case.
+bool is_prefix_pair(std::string_view a, std::string_view b) {
+  if (a.size() > b.size()) std::swap(a, b);
+  if (a.size() < 3) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (fold(a[i]) != fold(b[i])) return false;
+  return true;
 }
 
 template <class Str>
@@ -21,10 +30,12 @@ std::optional<std::string> closest(std::string_view word, std::span<const Str> c
   std::optional<std::string> best;
   size_t best_distance = 0;
   for (const auto& c : candidates) {
-    const size_t a = word.size(), b = std::string_view(c).size();
-    if ((a > b ? a - b : b - a) > 3) continue;  // too far apart to be a typo
-    const size_t d = edit_distance(word, c);
-    if (plausible(d, std::max(word.size(), std::string_view(c).size())) && (!best || d < best_distance)) {
+    const std::string_view cand(c);
+    const bool prefix = is_prefix_pair(word, cand);
+    const size_t a = word.size(), b = cand.size();
+    if (!prefix && (a > b ? a - b : b - a) > 3) continue;  // too far apart to be a typo
+    const size_t d = edit_distance(word, cand);
+    if ((prefix || plausible(d, std::max(a, b))) && (!best || d < best_distance)) {
       best = std::string(c);
       best_distance = d;
     }

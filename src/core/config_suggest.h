@@ -13,7 +13,8 @@ namespace netdaq::detail {
 // neighbouring characters), comparing ASCII letters case-insensitively.
 size_t edit_distance(std::string_view a, std::string_view b);
 
-// The candidate closest to `word`, if it is close enough to be a plausible typo.
+// The candidate closest to `word`, if it is close enough to be a plausible typo or one of the
+// two starts the other ("warning" / "warn").
 std::optional<std::string> closest_match(std::string_view word, std::span<const std::string_view> candidates);
 std::optional<std::string> closest_match(std::string_view word, std::span<const std::string> candidates);
 

@@ -17,14 +17,17 @@ inline std::string config_data(const std::string& name) {
   return std::string(NETDAQ_SOURCE_DIR) + "/tests/data/config/" + name;
 }
 
-// The validator accepts only engines built into the binary. Until the socket engine registers
-// itself, register a stand-in so configs that name it validate (never used to open queues).
-inline void ensure_socket_engine() {
-  if (detail::find_engine("socket")) return;
-  detail::register_engine("socket", [](const InterfaceConfig&) -> std::unique_ptr<detail::Engine> {
-    throw Error(Errc::unsupported, "config tests' stand-in socket engine");
+// Registers a stand-in engine under `name` unless one is registered: the validator accepts
+// only engines built into the binary. Never used to open queues.
+inline void ensure_engine(const std::string& name) {
+  if (detail::find_engine(name)) return;
+  detail::register_engine(name, [](const InterfaceConfig&) -> std::unique_ptr<detail::Engine> {
+    throw Error(Errc::unsupported, "config tests' stand-in engine");
   });
 }
+
+// Until the socket engine registers itself, configs that name it need the stand-in.
+inline void ensure_socket_engine() { ensure_engine("socket"); }
 
 // The issues a ConfigError carries (fails the test if `fn` does not throw one).
 template <class Fn>
