@@ -50,7 +50,10 @@ class TxPort {
   virtual ~TxPort() = default;
   // Takes up to n packets (ownership of the accepted ones passes to the port, which returns
   // their buffers when the hardware is done). Non-blocking; never throws. Counts tx_full /
-  // tx_error drops for packets it refuses; returns the number accepted.
+  // tx_error drops for packets it refuses; returns the number consumed from the front of
+  // pkts. A consumed packet that the port dropped (e.g. a send error that retrying would
+  // not fix) has had its buffers returned, is counted by the port, and is marked with
+  // fields(p).nseg = 0 so the core does not count it as sent.
   virtual uint32_t transmit(Packet* pkts, uint32_t n) noexcept = 0;
   // Reclaims completed buffers (engines with asynchronous completion).
   virtual void poll_completions() noexcept {}

@@ -56,9 +56,15 @@ uint32_t TxQueueImpl::send(BurstDesc* d) noexcept {
   const uint32_t sent = port_->transmit(pkts, n);
   if (pacer_.enabled() && sent < n) pacer_.refund(sizes + sent, n - sent);
   if (sent) {
+    // Packets the port dropped (tx_error, counted by the port) have nseg == 0: consumed, not sent.
     uint64_t bytes = 0;
-    for (uint32_t i = 0; i < sent; ++i) bytes += pkts[i].size();
-    res_.counters->delivered(sent, bytes);
+    uint32_t ok = 0;
+    for (uint32_t i = 0; i < sent; ++i) {
+      if (fields(pkts[i]).nseg == 0) continue;
+      ++ok;
+      bytes += pkts[i].size();
+    }
+    if (ok) res_.counters->delivered(ok, bytes);
     d->first += sent;
   }
   return sent;
