@@ -51,6 +51,10 @@ uint64_t payload_clock_ns() noexcept;
 // shorter than the header.
 bool write_payload(std::span<std::byte> buf, uint32_t stream, uint64_t seq, uint64_t send_ns) noexcept;
 
+// Rewrites only the send-time field (e.g. just before a retried send). The pattern does
+// not depend on it.
+void stamp_payload(std::span<std::byte> buf, uint64_t send_ns) noexcept;
+
 // Reads the header only (no pattern check).
 PayloadStatus parse_payload(std::span<const std::byte> buf, PayloadHeader* out) noexcept;
 

@@ -143,6 +143,10 @@ bool write_payload(std::span<std::byte> buf, uint32_t stream, uint64_t seq, uint
   return true;
 }
 
+void stamp_payload(std::span<std::byte> buf, uint64_t send_ns) noexcept {
+  if (buf.size() >= kPayloadHeaderSize) store_le<uint64_t>(buf.data() + 16, send_ns);
+}
+
 PayloadStatus parse_payload(std::span<const std::byte> buf, PayloadHeader* out) noexcept {
   if (buf.size() < kPayloadHeaderSize) return PayloadStatus::too_short;
   return read_header(buf.data(), out);

@@ -115,6 +115,18 @@ TEST(Payload, VerifiesAPacketSplitOverSegments) {
   }
 }
 
+TEST(Payload, StampChangesOnlyTheSendTime) {
+  auto b = make(100, 5, 6, 111);
+  stamp_payload(b, 222);
+  PayloadHeader h;
+  ASSERT_EQ(verify_payload(b, &h), PayloadStatus::ok);
+  EXPECT_EQ(h.send_ns, 222u);
+  EXPECT_EQ(h.sequence, 6u);
+  std::vector<std::byte> tiny(10);
+  stamp_payload(tiny, 1);  // too short: untouched
+  EXPECT_EQ(tiny, std::vector<std::byte>(10));
+}
+
 TEST(Payload, ClockIsMonotonic) {
   const uint64_t a = payload_clock_ns();
   const uint64_t b = payload_clock_ns();

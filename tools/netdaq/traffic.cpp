@@ -104,6 +104,10 @@ struct Sender {
   std::atomic<bool> done{false};
 };
 
+// After a stop (deadline, count or Ctrl-C) a sender still offers the rest of its current
+// burst for up to this long, so that stopping does not leave packets unsent.
+constexpr uint64_t kFinishBurstNs = 500'000'000;
+
 void sender_loop(Sender& s, const TrafficOptions& opt, uint64_t deadline_ns, const std::atomic<bool>& stop) noexcept {
   thread_setup(s.cpu, "ndq-tx");
   const uint32_t size = opt.payload_size;
@@ -128,7 +132,14 @@ void sender_loop(Sender& s, const TrafficOptions& opt, uint64_t deadline_ns, con
     if (!s.first_ns) s.first_ns = now;
     // send() takes what the engine accepts now (pacing, full socket buffer): retry the rest.
     uint32_t spins = 0;
+    bool restamp = false;
+    uint64_t give_up_ns = 0;  // set once stopping: finish this burst, but not forever
     while (burst) {
+      if (restamp) {  // the send time is when the packet is offered to the engine
+        const uint64_t t = payload_clock_ns();
+        for (Packet& p : burst) stamp_payload(p.buffer().first(size), t);
+      }
+      restamp = true;
       const size_t n = burst.send();
       if (n) {
         s.sent += n;
@@ -136,10 +147,14 @@ void sender_loop(Sender& s, const TrafficOptions& opt, uint64_t deadline_ns, con
         spins = 0;
         continue;
       }
-      if (stopping()) break;
+      if (stopping()) {
+        const uint64_t t = payload_clock_ns();
+        if (!give_up_ns) give_up_ns = t + kFinishBurstNs;
+        if (t >= give_up_ns) break;
+      }
       idle_wait(spins);
     }
-    if (burst) {  // stopped with unsent packets: their sequences were never sent
+    if (burst) {  // the engine took nothing for a while after the stop: counted tx_unsent
       burst.release();
       break;
     }
