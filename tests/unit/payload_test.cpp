@@ -64,6 +64,16 @@ TEST(Payload, DetectsEveryFlippedByte) {
   }
 }
 
+TEST(Payload, DetectsFlipsInLargePayloads) {
+  auto b = make(8972, 1, 99);
+  for (size_t i = kPayloadHeaderSize; i < b.size(); i += 37) {
+    auto c = b;
+    c[i] ^= std::byte{0x40};
+    EXPECT_EQ(verify_payload(c, nullptr), PayloadStatus::corrupt) << i;
+  }
+  EXPECT_EQ(verify_payload(b, nullptr), PayloadStatus::ok);
+}
+
 TEST(Payload, DetectsWrongStreamOrSequenceAndTruncation) {
   auto b = make(256, 3, 42);
   auto other = make(256, 3, 43);
