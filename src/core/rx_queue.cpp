@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -138,8 +139,12 @@ void RxQueueImpl::worker_loop() noexcept {
   uint32_t empty_polls = 0;
 
   while (running_.load(std::memory_order_relaxed)) {
-    if (!cur) {
-      if (!free_.dequeue_burst(&cur, 1)) cur = &spare_;  // app holds all bursts: will drop
+    if (!cur || (cur == &spare_ && cur->count == 0)) {
+      // The app holds all bursts: receive into spare_ (will drop). Leave spare_ as soon as
+      // the app has released one, or the next batch is dropped although there is room.
+      BurstDesc* d = nullptr;
+      if (free_.dequeue_burst(&d, 1)) cur = d;
+      else if (!cur) cur = &spare_;
       cur->count = cur->first = 0;
     }
     const uint32_t n = port_->receive(cur->pkts + cur->count, cur->capacity - cur->count);
@@ -150,6 +155,14 @@ void RxQueueImpl::worker_loop() noexcept {
     }
     const bool full = cur->count == cur->capacity;
     if (full || (cur->count && monotonic_ns() - first_ns >= timeout_ns)) {
+      BurstDesc* d = nullptr;
+      if (cur == &spare_ && free_.dequeue_burst(&d, 1)) {  // a burst was released meanwhile
+        std::copy(spare_.pkts, spare_.pkts + spare_.count, d->pkts);
+        d->count = spare_.count;
+        d->first = 0;
+        spare_.count = 0;
+        cur = d;
+      }
       if (cur != &spare_ && ready_.push(cur)) {
         deliver_count(*cur);
       } else {

@@ -1,0 +1,160 @@
+#include "netns_lab.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace ndqtest {
+
+namespace {
+constexpr const char* kPrefix = "ndq";  // namespaces: ndq<pid>_<n>a / b; veths: vq<pid>_<n>a / b
+std::atomic<int> g_counter{0};
+
+void must(const std::vector<std::string>& argv) {
+  std::string out;
+  const int rc = run_command(argv, &out);
+  if (rc != 0) {
+    std::string cmd;
+    for (auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+    throw std::runtime_error("netns lab: '" + cmd + "' failed (status " + std::to_string(rc) + "): " + out);
+  }
+}
+
+// Removes namespaces of earlier test processes that died without cleaning up.
+void remove_stale() {
+  DIR* d = opendir("/run/netns");
+  if (!d) return;
+  std::vector<std::string> stale;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind(kPrefix, 0) != 0) continue;
+    const auto us = name.find('_');
+    if (us == std::string::npos) continue;
+    const int pid = std::atoi(name.substr(3, us - 3).c_str());
+    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(name);
+  }
+  closedir(d);
+  for (auto& n : stale) run_command({"ip", "netns", "del", n});
+}
+}  // namespace
+
+int run_command(const std::vector<std::string>& argv, std::string* out) {
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(pipefd[1]);
+  std::string text;
+  if (rc == 0) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(pipefd[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+      if (n > 0) text.append(buf, static_cast<size_t>(n));
+  }
+  close(pipefd[0]);
+  if (out) *out = rc == 0 ? text : std::string("cannot run ") + argv[0] + ": " + std::strerror(rc);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool NetnsLab::supported(std::string* why) {
+  if (geteuid() != 0) {
+    if (why) *why = "network namespaces need root (run the integration tests as root)";
+    return false;
+  }
+  std::string out;
+  if (run_command({"ip", "-V"}, &out) != 0) {
+    if (why) *why = "the 'ip' command (iproute2) is missing: " + out;
+    return false;
+  }
+  return true;
+}
+
+void NetnsLab::enter(const std::string& ns) {
+  const std::string path = "/run/netns/" + ns;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("netns lab: cannot open " + path + ": " + std::strerror(errno));
+  const int rc = setns(fd, CLONE_NEWNET);
+  const int err = errno;
+  close(fd);
+  if (rc != 0) throw std::runtime_error("netns lab: setns(" + ns + "): " + std::strerror(err));
+}
+
+NetnsLab::NetnsLab() {
+  remove_stale();
+  const int n = g_counter.fetch_add(1);
+  const std::string id = std::to_string(getpid()) + "_" + std::to_string(n);
+  const std::string net = std::to_string(n % 250);
+  a_ = {kPrefix + id + "a", "vq" + id + "a", "10.199." + net + ".1", "fd00:199:" + net + "::1"};
+  b_ = {kPrefix + id + "b", "vq" + id + "b", "10.199." + net + ".2", "fd00:199:" + net + "::2"};
+  try {
+    must({"ip", "netns", "add", a_.ns});
+    made_a_ = true;
+    must({"ip", "netns", "add", b_.ns});
+    made_b_ = true;
+    must({"ip", "link", "add", a_.veth, "netns", a_.ns, "type", "veth", "peer", "name", b_.veth, "netns", b_.ns});
+    for (const Side* s : {&a_, &b_}) {
+      must({"ip", "-n", s->ns, "link", "set", "lo", "up"});
+      must({"ip", "-n", s->ns, "addr", "add", s->ip4 + "/24", "dev", s->veth});
+      must({"ip", "-n", s->ns, "addr", "add", s->ip6 + "/64", "dev", s->veth, "nodad"});
+      must({"ip", "-n", s->ns, "link", "set", s->veth, "up"});
+    }
+    // Wait (bounded) until both ends report carrier.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (const Side* s : {&a_, &b_}) {
+      std::string out;
+      while (true) {
+        run_command({"ip", "-n", s->ns, "-o", "link", "show", s->veth}, &out);
+        if (out.find("LOWER_UP") != std::string::npos) break;
+        if (std::chrono::steady_clock::now() > deadline)
+          throw std::runtime_error("netns lab: " + s->veth + " did not come up: " + out);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+  } catch (...) {
+    teardown();
+    throw;
+  }
+}
+
+NetnsLab::~NetnsLab() { teardown(); }
+
+void NetnsLab::teardown() noexcept {
+  // Deleting a namespace destroys its end of the veth pair, and with it the other end.
+  if (made_a_) run_command({"ip", "netns", "del", a_.ns});
+  if (made_b_) run_command({"ip", "netns", "del", b_.ns});
+  made_a_ = made_b_ = false;
+}
+
+int NetnsLab::exec_in(const std::string& ns, const std::vector<std::string>& argv, std::string* out) const {
+  std::vector<std::string> full{"ip", "netns", "exec", ns};
+  full.insert(full.end(), argv.begin(), argv.end());
+  return run_command(full, out);
+}
+
+}  // namespace ndqtest
