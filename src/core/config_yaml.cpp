@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "core/config_yaml_fields.h"
+#include "core/yaml_documents.h"
 #include "core/yaml_reader.h"
 #include "netdaq/config.h"
 
@@ -24,13 +25,13 @@ ReadResult read_yaml(const std::string& text, const std::string& source, Config&
   ReadResult result;
   auto& issues = result.issues;
   try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1)
-      issues.push_back({detail::to_location(source, docs[1].Mark()), "", "",
-                        "a configuration holds one YAML document; found " + std::to_string(docs.size()) +
+    const detail::YamlDocuments docs = detail::load_documents(text);
+    if (docs.count > 1)
+      issues.push_back({detail::to_location(source, docs.second), "", "",
+                        "a configuration holds one YAML document; found " + std::to_string(docs.count) +
                             " (separated by '---')"});
     detail::YamlReader reader(source, cfg.locations, issues);
-    const YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
+    const YAML::Node& root = docs.first;
     detail::read_config(reader, root, cfg);
     result.complete = root.IsMap() || root.IsNull();
   } catch (const YAML::Exception& e) {

@@ -94,6 +94,9 @@ TEST(ConfigCorpus, HostileInputs) {
       {"unterminated quote", "log: {level: \"info}\n"},
       {"unterminated flow", "interfaces: [{name: a"},
       {"stray colon", "::::\n: : :\n"},
+      {"stray comma", ","},
+      {"comma after document end", "a: 1\n...\n,\n"},
+      {"stray flow ends", "]\n}\n"},
       {"anchors everywhere", "&a a: &b b\n&c c: *b\n"},
   };
   for (const auto& [name, text] : inputs) expect_clean_outcome(text, name);

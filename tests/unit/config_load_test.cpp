@@ -334,13 +334,32 @@ TEST_F(ConfigLoad, DocumentShape) {
 
   issues = parse_issues(kMinimal + "---\nlog: {level: info}\n");
   ASSERT_EQ(issues.size(), 1u);
-  EXPECT_EQ(issues[0].where.line, 10);
+  EXPECT_EQ(issues[0].where.line, 9);  // at the '---'
   EXPECT_EQ(issues[0].message, "a configuration holds one YAML document; found 2 (separated by '---')");
 
   issues = parse_issues("");
   ASSERT_EQ(issues.size(), 1u);
   EXPECT_EQ(issues[0].key, "interfaces");
   EXPECT_EQ(issues[0].message, "at least one interface is required");
+}
+
+// yaml-cpp 0.7's LoadAll loops forever on these, allocating as it goes (found by fuzzing).
+TEST_F(ConfigLoad, StrayCommaIsASyntaxError) {
+  auto issues = parse_issues(",");
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].message, "YAML syntax error: unexpected ','");
+  EXPECT_EQ(issues[0].where.line, 1);
+  EXPECT_EQ(issues[0].where.column, 1);
+
+  issues = parse_issues(kMinimal + "...\n,\n");
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].message, "YAML syntax error: unexpected ','");
+  EXPECT_EQ(issues[0].where.line, 10);
+  EXPECT_EQ(issues[0].where.column, 1);
+
+  issues = test::issues_of([] { Config::load(config_data("fuzz/stray_comma_hang.yaml")); });
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].message, "YAML syntax error: unexpected ','");
 }
 
 TEST_F(ConfigLoad, UnreadableFile) {
