@@ -66,12 +66,15 @@ Config build_config(const BenchOptions& o) {
   const uint32_t buf = std::max<uint32_t>(64, (o.size + 63) / 64 * 64);
   const uint32_t batch = o.batch;
   const auto mode = o.mode == "worker" ? PollMode::worker : PollMode::direct;
-  // Buffers: enough for the bursts in flight, bounded to ~256 MiB per pool.
-  const uint64_t cap = std::max<uint64_t>(uint64_t{4} * batch, (uint64_t{256} << 20) / buf);
-  const uint32_t rx_bufs = o.num_bufs ? o.num_bufs : static_cast<uint32_t>(std::min<uint64_t>(uint64_t{64} * batch, cap));
-  const uint32_t tx_bufs = o.num_bufs ? o.num_bufs : static_cast<uint32_t>(std::min<uint64_t>(uint64_t{16} * batch, cap));
-  // Worker mode holds up to ring_depth bursts between worker and application.
-  const uint32_t ring_depth = std::clamp<uint32_t>(rx_bufs / batch / 2, 2, 64);
+  // Pools: the buffers cycle through a FIFO, so a pool no larger than the bursts in flight
+  // keeps them warm in cache (the copy into a buffer, the check of it and the next receive
+  // into it hit L2). Direct mode holds one burst in the application and one being received;
+  // worker mode holds a ring of bursts. Each pool gets 2x what its queue can hold at once.
+  const uint32_t rx_depth = mode == PollMode::worker ? 16 : 2;
+  const uint32_t tx_depth = 2;
+  const uint32_t rx_bufs = o.num_bufs ? o.num_bufs : 2 * (rx_depth + 1) * batch;
+  const uint32_t tx_bufs = o.num_bufs ? o.num_bufs : 2 * tx_depth * batch;
+  const uint32_t ring_depth = rx_depth;
   const std::string proto = o.protocol;
 
   SocketOptions so;
@@ -121,7 +124,7 @@ Config build_config(const BenchOptions& o) {
       QueueConfig q;
       q.id = static_cast<uint16_t>(i);
       q.batch_size = batch;
-      q.ring_depth = 8;
+      q.ring_depth = tx_depth;
       q.memory_regions = {r.name};
       tx.tx.queues.push_back(q);
     }

@@ -76,16 +76,14 @@ void sleep_us(uint32_t us) noexcept {
   nanosleep(&ts, nullptr);
 }
 
-// Idle policy of the CLI's loops: spin a little (a poll is a syscall in direct mode), then
-// sleep in short steps so that a sender and a receiver can share the cores of a small box.
+// Idle policy of the CLI's loops: retry at once a few times (a poll is a syscall in direct
+// mode), then sleep in short steps so that a sender and a receiver can share the cores of a
+// small box. No sched_yield(): on a CPU shared with a busy process it hands that process a
+// whole time slice (milliseconds), while a short sleep gets the CPU back on wake-up.
 inline void idle_wait(uint32_t& empty) noexcept {
   ++empty;
-  if (empty < 32) return;
-  if (empty < 64) {
-    sched_yield();
-    return;
-  }
-  sleep_us(empty < 1024 ? 20 : 100);
+  if (empty < 16) return;
+  sleep_us(empty < 512 ? 10 : 50);
 }
 
 void thread_setup(int cpu, const char* name) noexcept {
