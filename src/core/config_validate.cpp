@@ -18,6 +18,10 @@ void check_run_and_log(Checker& c) {
   c.range("run.stats_interval_ms", run.stats_interval_ms, limits::stats_interval_ms);
 
   // Each payload must fit one buffer of every tx queue's payload region (its last region).
+  // The library ignores `run`, so the default size does not make a library user's config
+  // invalid; `netdaq run` checks it against the buffers when it starts.
+  const bool chosen = run.tx_payload_size != RunConfig{}.tx_payload_size ||
+                      cfg.locations.count("run.tx_payload_size") != 0;
   const MemoryRegionConfig* smallest = nullptr;
   std::string user;
   for (const auto& iface : cfg.interfaces) {
@@ -29,7 +33,7 @@ void check_run_and_log(Checker& c) {
       }
     }
   }
-  if (smallest && run.tx_payload_size > smallest->buf_size)
+  if (chosen && smallest && run.tx_payload_size > smallest->buf_size)
     c.error("run.tx_payload_size", std::to_string(run.tx_payload_size),
             "must be <= " + std::to_string(smallest->buf_size) + ", the buf_size of region '" + smallest->name +
                 "' used by tx queue " + user);

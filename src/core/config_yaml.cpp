@@ -18,7 +18,8 @@ namespace {
 
 struct ReadResult {
   std::vector<ConfigIssue> issues;
-  bool complete = false;  // the document was read (possibly with problems in some values)
+  std::vector<std::string> failed;  // key paths whose values could not be read
+  bool complete = false;            // the document was read (possibly with problems in some values)
 };
 
 ReadResult read_yaml(const std::string& text, const std::string& source, Config& cfg) {
@@ -33,6 +34,7 @@ ReadResult read_yaml(const std::string& text, const std::string& source, Config&
     detail::YamlReader reader(source, cfg.locations, issues);
     const YAML::Node& root = docs.first;
     detail::read_config(reader, root, cfg);
+    result.failed = reader.failed();
     result.complete = root.IsMap() || root.IsNull();
   } catch (const YAML::Exception& e) {
     issues.push_back({detail::to_location(source, e.mark), "", "", "YAML syntax error: " + e.msg});
@@ -47,13 +49,11 @@ bool same_or_below(const std::string& key, const std::string& ancestor) {
   return key.size() == ancestor.size() || key[ancestor.size()] == '.' || key[ancestor.size()] == '[';
 }
 
-// Validation issues about a value that already failed to load would only repeat it.
-void add_validation_issues(const Config& cfg, std::vector<ConfigIssue>& issues) {
-  const std::vector<ConfigIssue> loaded = issues;
+// Validation issues about a value that failed to load (or inside one) would only repeat it.
+void add_validation_issues(const Config& cfg, const std::vector<std::string>& failed, std::vector<ConfigIssue>& issues) {
   for (auto& v : cfg.validate()) {
-    const bool repeated = std::any_of(loaded.begin(), loaded.end(), [&](const ConfigIssue& l) {
-      return !l.key.empty() && same_or_below(v.key, l.key);
-    });
+    const bool repeated =
+        std::any_of(failed.begin(), failed.end(), [&](const std::string& f) { return same_or_below(v.key, f); });
     if (!repeated) issues.push_back(std::move(v));
   }
 }
@@ -72,8 +72,8 @@ void sort_by_location(std::vector<ConfigIssue>& issues) {
 Config Config::parse(const std::string& yaml_text, const std::string& source_name) {
   Config cfg;
   cfg.source = source_name;
-  auto [issues, complete] = read_yaml(yaml_text, source_name, cfg);
-  if (complete) add_validation_issues(cfg, issues);
+  auto [issues, failed, complete] = read_yaml(yaml_text, source_name, cfg);
+  if (complete) add_validation_issues(cfg, failed, issues);
   if (!issues.empty()) {
     sort_by_location(issues);
     throw ConfigError(std::move(issues));

@@ -66,16 +66,6 @@ std::optional<double> parse_double(std::string_view s) {
   return v;
 }
 
-std::string format_number(double v) {
-  std::string s = std::to_string(v);
-  while (s.find('.') != std::string::npos && (s.back() == '0' || s.back() == '.')) {
-    const bool dot = s.back() == '.';
-    s.pop_back();
-    if (dot) break;
-  }
-  return s;
-}
-
 }  // namespace
 
 std::string child_path(const std::string& path, std::string_view key) {
@@ -104,6 +94,7 @@ void YamlReader::error(const std::string& path, const YAML::Node& value, std::st
   auto it = locations_.find(path);
   SourceLocation where = it != locations_.end() ? it->second : to_location(file_, value.Mark());
   issues_.push_back(ConfigIssue{std::move(where), path, value_text(value), std::move(message)});
+  failed_.push_back(path);
 }
 
 void YamlReader::map(const YAML::Node& node, const std::string& path, std::initializer_list<Field> fields) {
@@ -200,7 +191,7 @@ void YamlReader::boolean(const YAML::Node& node, const std::string& path, bool& 
 }
 
 void YamlReader::number(const YAML::Node& node, const std::string& path, double& out, double min) {
-  const std::string allowed = "must be a number >= " + format_number(min);
+  const std::string allowed = "must be a number >= " + show(min);
   auto s = scalar(node, path, allowed, false);
   if (!s) return;
   if (auto v = parse_double(*s)) out = *v;

@@ -77,6 +77,8 @@ class YamlReader {
 
   // Reports a problem with the value at `path` (at the location recorded for it).
   void error(const std::string& path, const YAML::Node& value, std::string message);
+  // Key paths whose values could not be read (their fields keep the defaults).
+  const std::vector<std::string>& failed() const noexcept { return failed_; }
 
  private:
   // The scalar's text, or nullopt after reporting that it is missing / not a scalar / quoted
@@ -93,6 +95,7 @@ class YamlReader {
   std::string file_;
   SourceMap& locations_;
   std::vector<ConfigIssue>& issues_;
+  std::vector<std::string> failed_;
 };
 
 }  // namespace netdaq::detail

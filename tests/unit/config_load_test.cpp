@@ -218,6 +218,13 @@ TEST_F(ConfigLoad, DuplicateKeys) {
   const auto issues = parse_issues(kMinimal + "run:\n  drain_ms: 1\n  drain_ms: 2\n");
   ASSERT_EQ(issues.size(), 1u);
   expect_issue(issues, "test.yaml", 11, 3, "run.drain_ms", "2", "duplicate key (first written at line 10, column 3)");
+  // The first value is still checked.
+  const auto both = parse_issues(kMinimal + "log: {level: loud, level: info}\n");
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0].value, "loud");
+  EXPECT_EQ(both[0].where.column, 7);
+  EXPECT_EQ(both[1].value, "info");
+  EXPECT_EQ(both[1].message, "duplicate key (first written at line 9, column 7)");
 }
 
 TEST_F(ConfigLoad, WrongTypes) {

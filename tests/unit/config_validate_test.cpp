@@ -157,11 +157,21 @@ TEST_F(ConfigValidate, PacingRates) {
 TEST_F(ConfigValidate, PayloadSizeFitsTheSmallestTxRegion) {
   cfg.memory_regions.push_back({.name = "small", .buf_size = 1024, .num_bufs = 8192});
   eth0().tx.queues.push_back({.id = 1, .memory_regions = {"small"}});
-  cfg.run.tx_payload_size = 1472;
-  expect_only(cfg, "run.tx_payload_size", "1472",
+  // The library ignores `run`: its default payload size does not invalidate the config.
+  EXPECT_TRUE(cfg.validate().empty());
+  cfg.run.tx_payload_size = 1400;
+  expect_only(cfg, "run.tx_payload_size", "1400",
               "must be <= 1024, the buf_size of region 'small' used by tx queue eth0/tx1");
   cfg.run.tx_payload_size = 1024;
   EXPECT_TRUE(cfg.validate().empty());
+  // Written in a file, even the default value is checked.
+  const auto issues = test::parse_issues(R"(memory_regions: [{name: small, buf_size: 1024}]
+interfaces:
+  - {name: out, tx: {destination: "udp://127.0.0.1:9", queues: [{memory_regions: [small]}]}}
+run: {tx_payload_size: 1472}
+)");
+  ASSERT_EQ(issues.size(), 1u);
+  expect_issue(issues, "test.yaml", 4, 7, "run.tx_payload_size", "1472", "must be <= 1024");
 }
 
 TEST_F(ConfigValidate, EnumValues) {
