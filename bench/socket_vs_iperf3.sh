@@ -10,7 +10,10 @@
 # placement: sender on the first CPU, receiver on the last (iperf3 -A, netdaq bench's pins).
 #
 # usage: bench/socket_vs_iperf3.sh [--duration S] [--repeat N] [--json FILE] [--netdaq PATH]
-#            [--tcp-size BYTES] [--no-pin] [--only udp64,udp1472,udp8972,tcp] [--port N]
+#            [--tcp-size BYTES] [--no-pin] [--rt] [--only udp64,udp1472,udp8972,tcp] [--port N]
+# --rt runs both tools under SCHED_FIFO (chrt -f 10, needs root) so that other load on a
+# shared machine does not preempt either of them (the kernel's RT throttling still leaves
+# 5% of each CPU to everything else).
 # Targets: udp64 pps >= 1.5x iperf3; udp8972 goodput >= 1.2x iperf3 with loss < 0.1% at
 # that rate; tcp >= 1.0x iperf3. Each case runs --repeat times (default 3, alternating the
 # tools) and the table shows medians. About 100 s with the defaults (2 s per run).
@@ -23,6 +26,7 @@ json_out=""
 netdaq=""
 tcp_size=8972
 pin=1
+rt=()
 only="udp64,udp1472,udp8972,tcp"
 port=47600
 while [ $# -gt 0 ]; do
@@ -33,9 +37,10 @@ while [ $# -gt 0 ]; do
     --netdaq) netdaq=$2; shift 2 ;;
     --tcp-size) tcp_size=$2; shift 2 ;;
     --no-pin) pin=0; shift ;;
+    --rt) rt=(chrt -f 10); shift ;;
     --only) only=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 1 ;;
   esac
 done
@@ -63,14 +68,14 @@ fi
 run_iperf() {
   local name=$1 proto=$2 size=$3
   port=$((port + 1))
-  iperf3 -s -p "$port" -1 "${iperf_srv_pin[@]}" >/dev/null 2>&1 &
+  "${rt[@]}" iperf3 -s -p "$port" -1 "${iperf_srv_pin[@]}" >/dev/null 2>&1 &
   server_pid=$!
   local args=(-c 127.0.0.1 -p "$port" -t "$duration" -J "${iperf_cli_pin[@]}")
   if [ "$proto" = udp ]; then args+=(-u -b 0 -l "$size"); fi
   local ok=0
   for _ in 1 2 3 4 5 6 7 8 9 10; do
     sleep 0.2
-    if iperf3 "${args[@]}" >"$tmp/$name.iperf.json" 2>/dev/null; then ok=1; break; fi
+    if "${rt[@]}" iperf3 "${args[@]}" >"$tmp/$name.iperf.json" 2>/dev/null; then ok=1; break; fi
   done
   wait "$server_pid" 2>/dev/null || true
   server_pid=""
@@ -82,7 +87,7 @@ run_netdaq() {
   local file=$1 proto=$2 size=$3
   shift 3
   port=$((port + 1))
-  "$netdaq" bench --json --quiet --protocol "$proto" --size "$size" --duration "$duration" \
+  "${rt[@]}" "$netdaq" bench --json --quiet --protocol "$proto" --size "$size" --duration "$duration" \
     --address "127.0.0.1:$port" "${netdaq_pin[@]}" "$@" >"$tmp/$file.json" 2>"$tmp/$file.err" ||
     echo "netdaq $file failed: $(tail -c 300 "$tmp/$file.err")" >&2
 }
@@ -129,11 +134,11 @@ for ((r = 1; r <= repeat; r++)); do
   echo "round $r of $repeat done" >&2
 done
 
-python3 - "$tmp" "$json_out" "$duration" "$tcp_size" "$pin" "$netdaq" "$repeat" "${cases[@]}" <<'PY'
+python3 - "$tmp" "$json_out" "$duration" "$tcp_size" "$pin" "$netdaq" "$repeat" "${#rt[@]}" "${cases[@]}" <<'PY'
 import json, os, platform, statistics, subprocess, sys
-tmp, out, duration, tcp_size, pin, netdaq, repeat, cases = (
+tmp, out, duration, tcp_size, pin, netdaq, repeat, rt, cases = (
     sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6], int(sys.argv[7]),
-    sys.argv[8:])
+    sys.argv[8] != "0", sys.argv[9:])
 
 def load(path):
     try:
@@ -233,11 +238,12 @@ except Exception:
     ver = "netdaq"
 print(f"\n{ver}, iperf3 {subprocess.run(['iperf3', '--version'], capture_output=True, text=True).stdout.split()[1]}; "
       f"medians of {repeat} rounds of {duration:g} s; receiver-side figures; pinning: {'sender cpu 0, receiver last cpu' if pin else 'none'}; "
+      f"{'SCHED_FIFO; ' if rt else ''}"
       f"{os.cpu_count()} CPUs, kernel {platform.release()}, load average {os.getloadavg()[0]:.2f}")
 print("netdaq rx = unpaced (like iperf3 -b 0); netdaq paced = --rate-pps/--rate-mbps at the target x iperf3's rx rate")
 if out:
     with open(out, "w") as f:
-        json.dump({"duration_s": duration, "repeat": repeat, "tcp_size": tcp_size, "pinned": pin, "cpus": os.cpu_count(),
+        json.dump({"duration_s": duration, "repeat": repeat, "rt": rt, "tcp_size": tcp_size, "pinned": pin, "cpus": os.cpu_count(),
                    "kernel": platform.release(), "netdaq": ver, "results": results}, f, indent=2)
     print(f"wrote {out}")
 PY
