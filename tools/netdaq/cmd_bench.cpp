@@ -69,10 +69,13 @@ Config build_config(const BenchOptions& o) {
   // Pools: the buffers cycle through a FIFO, so a pool no larger than the bursts in flight
   // keeps them warm in cache (the copy into a buffer, the check of it and the next receive
   // into it hit L2). Direct mode holds one burst in the application and one being received;
-  // worker mode holds a ring of bursts. Each pool gets 2x what its queue can hold at once.
-  const uint32_t rx_depth = mode == PollMode::worker ? 16 : 2;
+  // worker mode holds a ring of bursts, deep enough to ride out the consumer thread losing
+  // its CPU for a while (64 bursts). Pools get 2x what the queue holds (worker: one spare
+  // burst).
+  const uint32_t rx_depth = mode == PollMode::worker ? 64 : 2;
   const uint32_t tx_depth = 2;
-  const uint32_t rx_bufs = o.num_bufs ? o.num_bufs : 2 * (rx_depth + 1) * batch;
+  const uint32_t rx_bufs = o.num_bufs ? o.num_bufs
+                                      : (mode == PollMode::worker ? (rx_depth + 2) * batch : 2 * (rx_depth + 1) * batch);
   const uint32_t tx_bufs = o.num_bufs ? o.num_bufs : 2 * tx_depth * batch;
   const uint32_t ring_depth = rx_depth;
   const std::string proto = o.protocol;
