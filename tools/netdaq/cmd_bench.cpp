@@ -199,11 +199,18 @@ int bench(BenchOptions o) {
     t.idle_timeout_s = o.idle_timeout;
   }
   const bool has_rx = !o.tx_only, has_tx = !o.rx_only;
-  if (!o.quiet)
-    std::fprintf(out, "netdaq bench: %s %u B, %u queue%s, %s mode, batch %u%s%s\n", o.protocol.c_str(), o.size,
+  if (!o.quiet) {
+    char span[64];
+    if (o.count)
+      std::snprintf(span, sizeof span, "%s packets", format_count(o.count).c_str());
+    else if (t.duration_s > 0)
+      std::snprintf(span, sizeof span, "%.1f s", t.duration_s);
+    else
+      std::snprintf(span, sizeof span, "until idle %.1f s", o.idle_timeout);
+    std::fprintf(out, "netdaq bench: %s %u B, %u queue%s, %s mode, batch %u%s, %s\n", o.protocol.c_str(), o.size,
                  o.queues, o.queues == 1 ? "" : "s", o.mode.c_str(), o.batch,
-                 o.rx_only ? ", rx only" : (o.tx_only ? ", tx only" : ""),
-                 o.count ? (", " + format_count(o.count) + " packets").c_str() : (", " + std::to_string(duration) + " s").c_str());
+                 o.rx_only ? ", rx only" : (o.tx_only ? ", tx only" : ""), span);
+  }
 
   TrafficResult r;
   try {
