@@ -55,13 +55,14 @@ void check_tcp_message(Checker& c, const InterfaceConfig& iface, const std::stri
 void check_socket_engine(Checker& c, const InterfaceConfig& iface, const std::string& path) {
   auto local = endpoint(c, path + ".address", iface.address, !iface.rx.queues.empty(),
                         "when rx queues are configured (address to bind or listen on)");
-  endpoint(c, path + ".tx.destination", iface.tx.destination, !iface.tx.queues.empty(),
-           "when tx queues are configured (where to send)");
+  auto remote = endpoint(c, path + ".tx.destination", iface.tx.destination, !iface.tx.queues.empty(),
+                         "when tx queues are configured (where to send)");
 
-  if (!iface.socket.multicast_interface.empty() && !(local && local->multicast))
+  // The interface joins a group on it (rx) or sends group traffic out of it (tx).
+  const bool uses_multicast = (local && local->multicast) || (remote && remote->multicast);
+  if (!iface.socket.multicast_interface.empty() && !uses_multicast)
     c.error(path + ".socket.multicast_interface", iface.socket.multicast_interface,
-            "is only allowed when address is a multicast group (e.g. udp://239.1.2.3:5000); address is " +
-                (iface.address.empty() ? std::string("not set") : "'" + iface.address + "'"));
+            "is only allowed when address or tx.destination is a multicast group (e.g. udp://239.1.2.3:5000)");
   if (local && local->protocol == Protocol::tcp) check_tcp_message(c, iface, path);
   check_cpu_memory(c, iface.rx.queues, path + ".rx.queues");
   check_cpu_memory(c, iface.tx.queues, path + ".tx.queues");

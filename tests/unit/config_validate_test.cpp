@@ -269,12 +269,16 @@ TEST_F(ConfigValidate, Flows) {
 TEST_F(ConfigValidate, Multicast) {
   eth0().socket.multicast_interface = "eth1";
   expect_only(cfg, "interfaces[0].socket.multicast_interface", "eth1",
-              "is only allowed when address is a multicast group (e.g. udp://239.1.2.3:5000); address is "
-              "'udp://0.0.0.0:5000'");
+              "is only allowed when address or tx.destination is a multicast group (e.g. udp://239.1.2.3:5000)");
   eth0().address = "udp://239.1.2.3:5000";
   EXPECT_TRUE(cfg.validate().empty());
   eth0().address = "udp://[ff02::1]:5000";
   EXPECT_TRUE(cfg.validate().empty());
+  // Sending to a group out of a chosen interface is the other legitimate use.
+  eth0().address = "udp://0.0.0.0:5000";
+  eth0().tx.destination = "udp://239.1.2.3:5000";
+  eth0().tx.queues = eth0().rx.queues;
+  EXPECT_TRUE(cfg.validate().empty()) << cfg.validate().front().to_string();
 }
 
 TEST_F(ConfigValidate, TcpMessageFitsThePayloadRegion) {
