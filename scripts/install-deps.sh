@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache
-  libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
+  libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 iperf3 socat python3 clang libclang-rt-14-dev valgrind procps
 )

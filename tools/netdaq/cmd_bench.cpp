@@ -270,52 +270,38 @@ int bench(BenchOptions o) {
   std::fflush(out);
 
   if (o.json) {
-    JsonWriter j;
-    j.begin_object();
-    j.value("netdaq", version());
-    j.value("command", "bench");
-    j.value("protocol", o.protocol);
-    j.value("size", o.size);
-    j.value("queues", o.queues);
-    j.value("mode", o.mode);
-    j.value("batch", o.batch);
-    j.value("role", o.rx_only ? "rx" : (o.tx_only ? "tx" : "both"));
-    j.value("packets", pk);
-    j.value("bytes", bytes);
-    j.value("seconds", sec);
-    j.value("pps", pps);
-    j.value("gbps", gbps);
-    j.value("sent", tx_packets);
-    j.value("expected", base);
-    j.value("loss", lost);
-    j.value("loss_ratio", loss_ratio);
-    j.value("duplicates", dups);
-    j.value("reordered", reord);
-    j.value("late", late);
-    j.value("malformed", r.total_malformed());
-    j.begin_object("drops");
-    for (size_t i = 0; i < kDropReasons; ++i) j.value(to_string(static_cast<DropReason>(i)), drops[i]);
-    j.end_object();
-    j.begin_object("tx");
-    j.value("packets", tx_packets);
-    j.value("bytes", tx_bytes);
-    j.value("seconds", tx_sec);
-    j.value("pps", tx_sec > 0 ? double(tx_packets) / tx_sec : 0.0);
-    j.value("gbps", tx_sec > 0 ? double(tx_bytes) * 8 / tx_sec / 1e9 : 0.0);
-    j.end_object();
-    if (lat.n) {
-      j.begin_object("latency_us");
-      j.value("min", double(lat.min) / 1e3);
-      j.value("p50", double(lat.percentile(50)) / 1e3);
-      j.value("p99", double(lat.percentile(99)) / 1e3);
-      j.value("max", double(lat.max) / 1e3);
-      j.end_object();
-    }
-    j.begin_object("detail");
-    write_result_json(j, r);
-    j.end_object();
-    j.end_object();
-    write_file("-", j.str() + "\n");
+    nlohmann::ordered_json j = {{"netdaq", version()},
+                                {"command", "bench"},
+                                {"protocol", o.protocol},
+                                {"size", o.size},
+                                {"queues", o.queues},
+                                {"mode", o.mode},
+                                {"batch", o.batch},
+                                {"role", o.rx_only ? "rx" : (o.tx_only ? "tx" : "both")},
+                                {"packets", pk},
+                                {"bytes", bytes},
+                                {"seconds", sec},
+                                {"pps", pps},
+                                {"gbps", gbps},
+                                {"sent", tx_packets},
+                                {"expected", base},
+                                {"loss", lost},
+                                {"loss_ratio", loss_ratio},
+                                {"duplicates", dups},
+                                {"reordered", reord},
+                                {"late", late},
+                                {"malformed", r.total_malformed()}};
+    QueueStats total;
+    total.drops = drops;
+    j["drops"] = drops_json(total);
+    j["tx"] = {{"packets", tx_packets},
+               {"bytes", tx_bytes},
+               {"seconds", tx_sec},
+               {"pps", tx_sec > 0 ? double(tx_packets) / tx_sec : 0.0},
+               {"gbps", tx_sec > 0 ? double(tx_bytes) * 8 / tx_sec / 1e9 : 0.0}};
+    if (lat.n) j["latency_us"] = latency_json(lat);
+    write_result_json(j["detail"], r);
+    write_file("-", j.dump(2) + "\n");
   }
   return kExitOk;
 }

@@ -96,16 +96,13 @@ int run(const RunOptions& o) {
   for (auto& x : r.tx) sent += x.sent;
   const bool loss = r.total_lost() || r.total_drops() || r.total_malformed() || (ntx && nrx && sent == 0);
   if (!o.json.empty()) {
-    JsonWriter j;
-    j.begin_object();
-    j.value("netdaq", version());
-    j.value("command", "run");
-    j.value("config", session->config().source);
-    j.value("payload_size", rc.tx_payload_size);
+    nlohmann::ordered_json j = {{"netdaq", version()},
+                                {"command", "run"},
+                                {"config", session->config().source},
+                                {"payload_size", rc.tx_payload_size}};
     write_result_json(j, r);
-    j.value("ok", !loss);
-    j.end_object();
-    if (!write_file(o.json, j.str() + "\n")) {
+    j["ok"] = !loss;
+    if (!write_file(o.json, j.dump(2) + "\n")) {
       std::fprintf(stderr, "netdaq run: cannot write %s\n", o.json.c_str());
       return kExitError;
     }

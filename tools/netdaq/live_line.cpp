@@ -112,70 +112,63 @@ void print_summary(std::FILE* out, const TrafficResult& r) {
   std::fflush(out);
 }
 
-void write_result_json(JsonWriter& j, const TrafficResult& r) {
-  j.value("seconds", r.elapsed_s);
-  j.value("interrupted", r.interrupted);
-  j.begin_array("queues");
+nlohmann::ordered_json drops_json(const QueueStats& s) {
+  nlohmann::ordered_json d = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < kDropReasons; ++i) d[to_string(static_cast<DropReason>(i))] = s.drops[i];
+  return d;
+}
+
+nlohmann::ordered_json latency_json(const LatencyHistogram& l) {
+  return {{"min", double(l.min) / 1e3},
+          {"p50", double(l.percentile(50)) / 1e3},
+          {"p99", double(l.percentile(99)) / 1e3},
+          {"max", double(l.max) / 1e3},
+          {"mean", double(l.sum) / double(l.n) / 1e3}};
+}
+
+void write_result_json(nlohmann::ordered_json& j, const TrafficResult& r) {
+  j["seconds"] = r.elapsed_s;
+  j["interrupted"] = r.interrupted;
+  auto& queues = j["queues"] = nlohmann::ordered_json::array();
   for (auto& s : r.stats) {
     const double sec = queue_seconds(r, s);
-    j.begin_object();
-    j.value("name", s.queue);
-    j.value("interface", s.interface);
-    j.value("direction", s.is_rx ? "rx" : "tx");
-    j.value("packets", s.packets);
-    j.value("bytes", s.bytes);
-    j.value("seconds", sec);
-    j.value("pps", sec > 0 ? double(s.packets) / sec : 0.0);
-    j.value("gbps", sec > 0 ? double(s.bytes) * 8 / sec / 1e9 : 0.0);
-    j.value("bursts", s.bursts);
-    j.value("copies", s.copies);
-    j.value("errors", s.errors);
-    j.value("connections", s.connections);
-    j.begin_object("drops");
-    for (size_t i = 0; i < kDropReasons; ++i) j.value(to_string(static_cast<DropReason>(i)), s.drops[i]);
-    j.end_object();
+    nlohmann::ordered_json q = {{"name", s.queue},
+                                {"interface", s.interface},
+                                {"direction", s.is_rx ? "rx" : "tx"},
+                                {"packets", s.packets},
+                                {"bytes", s.bytes},
+                                {"seconds", sec},
+                                {"pps", sec > 0 ? double(s.packets) / sec : 0.0},
+                                {"gbps", sec > 0 ? double(s.bytes) * 8 / sec / 1e9 : 0.0},
+                                {"bursts", s.bursts},
+                                {"copies", s.copies},
+                                {"errors", s.errors},
+                                {"connections", s.connections},
+                                {"drops", drops_json(s)}};
     for (auto& x : r.rx)
-      if (s.is_rx && x.queue == s.queue) j.value("foreign", x.foreign);
-    j.end_object();
+      if (s.is_rx && x.queue == s.queue) q["foreign"] = x.foreign;
+    queues.push_back(std::move(q));
   }
-  j.end_array();
-  j.begin_array("streams");
+  auto& streams = j["streams"] = nlohmann::ordered_json::array();
   for (auto& s : r.streams) {
-    j.begin_object();
-    j.value("rx_queue", s.rx_queue);
-    j.value("stream", s.stream);
-    if (s.expected_known) j.value("sent", s.expected);
-    j.value("received", s.received);
-    j.value("unique", s.unique);
-    j.value("lost", s.lost);
-    j.value("duplicates", s.duplicates);
-    j.value("reordered", s.reordered);
-    j.value("malformed", s.malformed);
-    j.value("late", s.late);
-    if (s.latency.n) {
-      j.begin_object("latency_us");
-      j.value("min", double(s.latency.min) / 1e3);
-      j.value("p50", double(s.latency.percentile(50)) / 1e3);
-      j.value("p99", double(s.latency.percentile(99)) / 1e3);
-      j.value("max", double(s.latency.max) / 1e3);
-      j.value("mean", double(s.latency.sum) / double(s.latency.n) / 1e3);
-      j.end_object();
-    }
-    j.end_object();
+    nlohmann::ordered_json st = {{"rx_queue", s.rx_queue}, {"stream", s.stream}};
+    if (s.expected_known) st["sent"] = s.expected;
+    st["received"] = s.received;
+    st["unique"] = s.unique;
+    st["lost"] = s.lost;
+    st["duplicates"] = s.duplicates;
+    st["reordered"] = s.reordered;
+    st["malformed"] = s.malformed;
+    st["late"] = s.late;
+    if (s.latency.n) st["latency_us"] = latency_json(s.latency);
+    streams.push_back(std::move(st));
   }
-  j.end_array();
   uint64_t rx = 0, tx = 0, dups = 0, reord = 0;
   for (auto& s : r.stats) (s.is_rx ? rx : tx) += s.packets;
   for (auto& s : r.streams) dups += s.duplicates, reord += s.reordered;
-  j.begin_object("totals");
-  j.value("rx_packets", rx);
-  j.value("tx_packets", tx);
-  j.value("lost", r.total_lost());
-  j.value("drops", r.total_drops());
-  j.value("duplicates", dups);
-  j.value("reordered", reord);
-  j.value("malformed", r.total_malformed());
-  j.end_object();
+  j["totals"] = {{"rx_packets", rx},   {"tx_packets", tx},      {"lost", r.total_lost()},
+                 {"drops", r.total_drops()}, {"duplicates", dups}, {"reordered", reord},
+                 {"malformed", r.total_malformed()}};
 }
 
 bool write_file(const std::string& path, const std::string& text) {

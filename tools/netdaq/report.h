@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <string>
 
-#include "json.h"
+#include <nlohmann/json.hpp>
+
 #include "traffic.h"
 
 namespace netdaq::cli {
@@ -15,7 +16,9 @@ std::string format_count(uint64_t n);    // "1,234,567"
 void print_live(std::FILE* out, const LiveSample& s, bool has_rx, bool has_tx);
 void print_summary(std::FILE* out, const TrafficResult& r);
 // Members "queues", "streams" and "totals" of the current object.
-void write_result_json(JsonWriter& j, const TrafficResult& r);
+void write_result_json(nlohmann::ordered_json& j, const TrafficResult& r);
+nlohmann::ordered_json drops_json(const QueueStats& s);
+nlohmann::ordered_json latency_json(const LatencyHistogram& l);
 bool write_file(const std::string& path, const std::string& text);  // "-" = stdout
 
 }  // namespace netdaq::cli
