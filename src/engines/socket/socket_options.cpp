@@ -102,7 +102,7 @@ int set_buffer_size(int fd, bool receive, uint32_t bytes, const std::string& con
   socklen_t len = sizeof(got);
   getsockopt(fd, SOL_SOCKET, receive ? SO_RCVBUF : SO_SNDBUF, &got, &len);
   // The kernel doubles the value it is given (bookkeeping overhead) and reports the double.
-  if (value > 0 && got < value)
+  if (value > 0 && got / 2 < value)
     log()->warn("{}: {} is {} bytes, less than the {} asked for (limited by net.core.{}; run as root or raise it "
                 "with sysctl)",
                 context, receive ? "SO_RCVBUF" : "SO_SNDBUF", got / 2, value, receive ? "rmem_max" : "wmem_max");
