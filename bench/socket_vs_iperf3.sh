@@ -199,9 +199,13 @@ for c in cases:
     if c == "udp64" and res["netdaq_ratio"] is not None:
         res["meets_target"] = res["netdaq_ratio"] >= factor
     elif c == "udp8972" and res["netdaq_paced_ratio"] is not None:
-        # paced at 1.2x iperf3: allow 1% for the pacer and first-to-last timing
-        res["meets_target"] = (res["netdaq_paced_ratio"] >= factor * 0.99 and
-                               (res["netdaq_paced"].get("loss_ratio") or 0) < 0.001)
+        # Goodput >= 1.2x iperf3 with < 0.1% loss: either the unpaced run shows it directly,
+        # or the run paced at 1.2x (1% allowed for the pacer and first-to-last timing).
+        unpaced_ok = (res["netdaq_ratio"] is not None and res["netdaq_ratio"] >= factor and
+                      (res["netdaq"].get("loss_ratio") or 0) < 0.001)
+        paced_ok = (res["netdaq_paced_ratio"] >= factor * 0.99 and
+                    (res["netdaq_paced"].get("loss_ratio") or 0) < 0.001)
+        res["meets_target"] = unpaced_ok or paced_ok
     elif c == "tcp" and res["netdaq_ratio"] is not None:
         res["meets_target"] = res["netdaq_ratio"] >= factor
     results.append(res)

@@ -13,15 +13,18 @@ uint64_t monotonic_ns() noexcept {
 }
 
 Pacer::Pacer(double rate_mbps, double rate_pps, uint32_t burst_packets) {
+  // The bucket holds a burst of jumbo datagrams or kCreditNs of traffic, whichever is more,
+  // so a sender that stalls briefly (a preemption, a full socket buffer) catches up instead
+  // of falling short of the rate for good.
+  constexpr double kCreditNs = 2e6;
   if (rate_mbps > 0) {
     enabled_ = per_byte_ = true;
     tokens_per_ns_ = rate_mbps * 1e6 / 1e9;  // bits per ns
-    // Allow a burst's worth of full-size datagrams (jumbo) to go at once.
-    max_tokens_ = std::max<double>(burst_packets, 1) * 9000 * 8;
+    max_tokens_ = std::max(std::max<double>(burst_packets, 1) * 9000 * 8, tokens_per_ns_ * kCreditNs);
   } else if (rate_pps > 0) {
     enabled_ = true;
     tokens_per_ns_ = rate_pps / 1e9;
-    max_tokens_ = std::max<double>(burst_packets, 1);
+    max_tokens_ = std::max(std::max<double>(burst_packets, 1), tokens_per_ns_ * kCreditNs);
   }
   tokens_ = max_tokens_;
 }
