@@ -86,28 +86,34 @@ Config build_config(const BenchOptions& o) {
   so.rcvbuf = o.rcvbuf;
   so.sndbuf = o.sndbuf;
 
+  // One region per queue, so each queue's buffers stay warm in its own pool.
+  auto add_queue = [&](std::vector<QueueConfig>& queues, const std::string& region, uint32_t num_bufs,
+                       uint32_t depth, PollMode queue_mode, int cpu) {
+    MemoryRegionConfig r;
+    r.name = region;
+    r.buf_size = buf;
+    r.num_bufs = num_bufs;
+    c.memory_regions.push_back(r);
+    QueueConfig q;
+    q.id = static_cast<uint16_t>(queues.size());
+    q.mode = queue_mode;
+    q.batch_size = batch;
+    q.timeout_us = 100;
+    q.ring_depth = depth;
+    q.memory_regions = {region};
+    if (queue_mode == PollMode::worker) q.cpu_core = cpu;
+    queues.push_back(q);
+  };
+
   if (!o.tx_only) {
     InterfaceConfig rx;
     rx.name = "bench-rx";
     rx.engine = "socket";
     rx.address = with_scheme(o.address, proto);
     rx.socket = so;
-    for (uint32_t i = 0; i < o.queues; ++i) {
-      MemoryRegionConfig r;
-      r.name = "rx" + std::to_string(i);
-      r.buf_size = buf;
-      r.num_bufs = rx_bufs;
-      c.memory_regions.push_back(r);
-      QueueConfig q;
-      q.id = static_cast<uint16_t>(i);
-      q.mode = mode;
-      q.batch_size = batch;
-      q.timeout_us = 100;
-      q.ring_depth = ring_depth;
-      q.memory_regions = {r.name};
-      if (mode == PollMode::worker && i < o.rx_cpu.size()) q.cpu_core = o.rx_cpu[i];
-      rx.rx.queues.push_back(q);
-    }
+    for (uint32_t i = 0; i < o.queues; ++i)
+      add_queue(rx.rx.queues, "rx" + std::to_string(i), rx_bufs, ring_depth, mode,
+                i < o.rx_cpu.size() ? o.rx_cpu[i] : -1);
     c.interfaces.push_back(rx);
   }
   if (!o.rx_only) {
@@ -118,19 +124,8 @@ Config build_config(const BenchOptions& o) {
     tx.tx.rate_mbps = o.rate_mbps / o.queues;  // the pacer is per queue
     tx.tx.rate_pps = o.rate_pps / o.queues;
     tx.socket = so;
-    for (uint32_t i = 0; i < o.queues; ++i) {
-      MemoryRegionConfig r;
-      r.name = "tx" + std::to_string(i);
-      r.buf_size = buf;
-      r.num_bufs = tx_bufs;
-      c.memory_regions.push_back(r);
-      QueueConfig q;
-      q.id = static_cast<uint16_t>(i);
-      q.batch_size = batch;
-      q.ring_depth = tx_depth;
-      q.memory_regions = {r.name};
-      tx.tx.queues.push_back(q);
-    }
+    for (uint32_t i = 0; i < o.queues; ++i)
+      add_queue(tx.tx.queues, "tx" + std::to_string(i), tx_bufs, tx_depth, PollMode::direct, -1);
     c.interfaces.push_back(tx);
   }
   return c;
