@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Builds netdaq and runs every test (unit, config, CLI, integration over loopback and
-# network namespaces). Needs root for the namespace tests; with CI=true those never skip.
-# Installs what is missing first.
+# Builds netdaq and runs every test (unit, config, CLI, integration over loopback, network
+# namespaces and hugepages), then the same suite again in an AddressSanitizer + UBSan build.
+# Needs root for the namespace and hugepage tests; with CI=true those never skip.
+# Installs what is missing first. NETDAQ_SKIP_SANITIZERS=1 skips the second pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
+
+echo "== build and test (RelWithDebInfo) =="
 ./scripts/build.sh
-cd "${NETDAQ_BUILD_DIR:-build}"
-ctest --output-on-failure --timeout 600 -j1 "$@"
+(cd "${NETDAQ_BUILD_DIR:-build}" && ctest --output-on-failure --timeout 600 -j1 "$@")
+
+if [ "${NETDAQ_SKIP_SANITIZERS:-0}" != 1 ]; then
+  echo "== build and test with AddressSanitizer + UBSan =="
+  NETDAQ_BUILD_DIR=build-asan ./scripts/build.sh -DNETDAQ_SANITIZE=ON -DNETDAQ_BUILD_BENCH=OFF
+  # valgrind cannot run ASan binaries; ASan's leak checker covers the same ground here.
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+     ctest --output-on-failure --timeout 600 -j1 -LE memcheck "$@")
+fi
