@@ -105,6 +105,15 @@ void NetnsLab::enter(const std::string& ns) {
   if (rc != 0) throw std::runtime_error("netns lab: setns(" + ns + "): " + std::strerror(err));
 }
 
+// argv run in network namespace ns. nsenter enters only the network namespace; `ip -n` and
+// `ip netns exec` also remount / and /sys, which fails where / is not a mount point (a
+// chroot, some containers).
+static std::vector<std::string> in_ns(const std::string& ns, std::vector<std::string> argv) {
+  std::vector<std::string> full{"nsenter", "--net=/run/netns/" + ns, "--"};
+  full.insert(full.end(), std::make_move_iterator(argv.begin()), std::make_move_iterator(argv.end()));
+  return full;
+}
+
 NetnsLab::NetnsLab() {
   remove_stale();
   const int n = g_counter.fetch_add(1);
@@ -119,17 +128,17 @@ NetnsLab::NetnsLab() {
     made_b_ = true;
     must({"ip", "link", "add", a_.veth, "netns", a_.ns, "type", "veth", "peer", "name", b_.veth, "netns", b_.ns});
     for (const Side* s : {&a_, &b_}) {
-      must({"ip", "-n", s->ns, "link", "set", "lo", "up"});
-      must({"ip", "-n", s->ns, "addr", "add", s->ip4 + "/24", "dev", s->veth});
-      must({"ip", "-n", s->ns, "addr", "add", s->ip6 + "/64", "dev", s->veth, "nodad"});
-      must({"ip", "-n", s->ns, "link", "set", s->veth, "up"});
+      must(in_ns(s->ns, {"ip", "link", "set", "lo", "up"}));
+      must(in_ns(s->ns, {"ip", "addr", "add", s->ip4 + "/24", "dev", s->veth}));
+      must(in_ns(s->ns, {"ip", "addr", "add", s->ip6 + "/64", "dev", s->veth, "nodad"}));
+      must(in_ns(s->ns, {"ip", "link", "set", s->veth, "up"}));
     }
     // Wait (bounded) until both ends report carrier.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     for (const Side* s : {&a_, &b_}) {
       std::string out;
       while (true) {
-        run_command({"ip", "-n", s->ns, "-o", "link", "show", s->veth}, &out);
+        run_command(in_ns(s->ns, {"ip", "-o", "link", "show", s->veth}), &out);
         if (out.find("LOWER_UP") != std::string::npos) break;
         if (std::chrono::steady_clock::now() > deadline)
           throw std::runtime_error("netns lab: " + s->veth + " did not come up: " + out);
@@ -152,9 +161,7 @@ void NetnsLab::teardown() noexcept {
 }
 
 int NetnsLab::exec_in(const std::string& ns, const std::vector<std::string>& argv, std::string* out) const {
-  std::vector<std::string> full{"ip", "netns", "exec", ns};
-  full.insert(full.end(), argv.begin(), argv.end());
-  return run_command(full, out);
+  return run_command(in_ns(ns, argv), out);
 }
 
 }  // namespace ndqtest
