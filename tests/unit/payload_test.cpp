@@ -98,7 +98,7 @@ TEST(Payload, PatternPiecesMatchTheWhole) {
       if (off + len > 300) continue;
       std::vector<std::byte> piece(len);
       fill_pattern(piece, 9, 1000, off);
-      EXPECT_EQ(std::memcmp(piece.data(), b.data() + off, len), 0) << off << "+" << len;
+      if (len) EXPECT_EQ(std::memcmp(piece.data(), b.data() + off, len), 0) << off << "+" << len;
       EXPECT_TRUE(check_pattern(std::span(b).subspan(off, len), 9, 1000, off));
     }
   }
