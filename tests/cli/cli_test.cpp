@@ -164,6 +164,14 @@ TEST(Cli, RunLoopbackWithoutLoss) {
   fs::remove(json);
 }
 
+// Both sides split headers from payloads: the sender gathers two buffers per datagram, the
+// receiver scatters into two; every payload byte is verified across the split.
+TEST(Cli, RunHeaderSplitWithoutLoss) {
+  auto r = run_cli({"run", example("header-split.yaml"), "--duration", "1", "--expect-no-loss"});
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("lost 0, drops 0, malformed 0"), std::string::npos) << r.out;
+}
+
 TEST(Cli, RunBuiltInDefault) {
   auto r = run_cli({"run", "--duration", "0.5", "--expect-no-loss", "--json", "-"});
   EXPECT_EQ(r.status, 0) << r.out;

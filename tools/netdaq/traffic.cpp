@@ -92,6 +92,19 @@ void thread_setup(int cpu, const char* name) noexcept {
   pin_thread(cpu);
 }
 
+// Writes the payload format of `size` bytes into p: the header and as much as fits in
+// segment 0, the rest of the pattern in segment 1 (header-data split tx queues).
+void write_split_payload(Packet& p, uint32_t size, uint32_t stream, uint64_t seq, uint64_t now) noexcept {
+  const auto head = p.buffer(0);
+  const uint32_t first = std::min<uint32_t>(size, static_cast<uint32_t>(head.size()));
+  write_payload(head.first(first), stream, seq, now);
+  p.set_size(first, 0);
+  if (p.segments() > 1) {
+    fill_pattern(p.buffer(1).first(size - first), stream, seq, first);
+    p.set_size(size - first, 1);
+  }
+}
+
 struct Sender {
   TxQueue* q = nullptr;
   uint32_t stream = 0;
@@ -123,10 +136,7 @@ void sender_loop(Sender& s, const TrafficOptions& opt, uint64_t deadline_ns, con
       continue;
     }
     const uint64_t now = payload_clock_ns();
-    for (Packet& p : burst) {
-      write_payload(p.buffer().first(size), s.stream, seq++, now);
-      p.set_size(size);
-    }
+    for (Packet& p : burst) write_split_payload(p, size, s.stream, seq++, now);
     if (!s.first_ns) s.first_ns = now;
     // send() takes what the engine accepts now (pacing, full socket buffer): retry the rest.
     uint32_t spins = 0;
@@ -135,7 +145,7 @@ void sender_loop(Sender& s, const TrafficOptions& opt, uint64_t deadline_ns, con
     while (burst) {
       if (restamp) {  // the send time is when the packet is offered to the engine
         const uint64_t t = payload_clock_ns();
-        for (Packet& p : burst) stamp_payload(p.buffer().first(size), t);
+        for (Packet& p : burst) stamp_payload(p.buffer(0).first(std::min<size_t>(size, p.buffer(0).size())), t);
       }
       restamp = true;
       const size_t n = burst.send();
@@ -264,13 +274,23 @@ uint64_t TrafficResult::total_malformed() const noexcept {
   return n;
 }
 
+// Bytes one packet of this tx queue can carry (all its segments' buffers together).
+uint64_t packet_room(const Config& cfg, const QueueConfig& q) {
+  uint64_t room = 0;
+  for (const auto& name : q.memory_regions)
+    if (const auto* r = cfg.find_region(name)) room += r->buf_size;
+  return room;
+}
+
 TrafficResult run_traffic(Session& session, const TrafficOptions& opt, const LiveCallback& live) {
   const auto txq = session.tx_queues();
   const auto rxq = session.rx_queues();
-  for (auto* q : txq)
-    if (q->buffer_size() < opt.payload_size)
+  for (auto* q : txq) {
+    const uint64_t room = packet_room(session.config(), q->config());
+    if (room < opt.payload_size)
       throw Error(Errc::invalid_config, "tx queue " + q->name() + ": payload size " + std::to_string(opt.payload_size) +
-                                            " is larger than its buffers (" + std::to_string(q->buffer_size()) + " bytes)");
+                                            " is larger than its buffers (" + std::to_string(room) + " bytes)");
+  }
   if (!txq.empty() && opt.payload_size < kPayloadHeaderSize)
     throw Error(Errc::invalid_config, "payload size " + std::to_string(opt.payload_size) + " is below the " +
                                           std::to_string(kPayloadHeaderSize) + "-byte payload header");
