@@ -30,10 +30,6 @@ const std::string& TxQueue::interface() const noexcept { return impl_->resources
 uint32_t TxQueue::buffer_size() const noexcept { return impl_->resources().pools[0]->buf_size(); }
 
 // ---- Session ----
-struct QueueSlot {
-  detail::QueueCounters counters;
-};
-
 struct Session::Impl {
   Config config;
   // Destruction order matters (reverse of declaration): queues, then engines, then pools,
@@ -41,7 +37,7 @@ struct Session::Impl {
   std::map<std::string, std::unique_ptr<detail::MemoryRegion>> regions;
   std::map<std::string, std::unique_ptr<detail::BufferPool>> pools;
   std::vector<std::unique_ptr<detail::Engine>> engines;
-  std::vector<std::unique_ptr<QueueSlot>> slots;  // counters outlive the queues using them
+  std::vector<std::unique_ptr<detail::QueueCounters>> counters;  // outlive the queues using them
   std::vector<std::unique_ptr<RxQueue>> rx;
   std::vector<std::unique_ptr<TxQueue>> tx;
   std::vector<detail::RxQueueImpl*> rx_impls;
@@ -55,8 +51,8 @@ struct Session::Impl {
     r.name = !q.name.empty() ? q.name : iface.name + (is_rx ? "/rx" : "/tx") + std::to_string(q.id);
     r.segments = static_cast<unsigned>(q.memory_regions.size());
     for (unsigned s = 0; s < r.segments; ++s) r.pools[s] = pools.at(q.memory_regions[s]).get();
-    slots.push_back(std::make_unique<QueueSlot>());
-    r.counters = &slots.back()->counters;
+    counters.push_back(std::make_unique<detail::QueueCounters>());
+    r.counters = counters.back().get();
     return r;
   }
 };

@@ -228,9 +228,7 @@ size_t send_payloads(netdaq::TxQueue& q, const std::vector<Bytes>& payloads, std
   return next;
 }
 
-netdaq::QueueStats stats_of(const netdaq::RxQueue& q) { return q.stats(); }
 
-uint64_t total_drops(const netdaq::QueueStats& s) { return s.total_drops(); }
 
 // ---- Socket ----
 Socket& Socket::operator=(Socket&& o) noexcept {

@@ -88,8 +88,6 @@ std::vector<Bytes> collect_all(const std::vector<netdaq::RxQueue*>& qs, size_t c
 // consumed or `timeout` passes. Returns how many were consumed (sent or dropped).
 size_t send_payloads(netdaq::TxQueue& q, const std::vector<Bytes>& payloads, std::chrono::milliseconds timeout);
 
-netdaq::QueueStats stats_of(const netdaq::RxQueue& q);
-uint64_t total_drops(const netdaq::QueueStats& s);
 
 // Plain sockets: independent peers that are not netdaq.
 class Socket {
