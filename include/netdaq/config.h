@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "netdaq/sample_format.h"
 #include "netdaq/status.h"
 
 namespace netdaq {
@@ -66,9 +67,56 @@ struct FlowConfig {
   uint16_t queue = 0;   // rx queue id the flow is steered to
 };
 
+// How packets are placed into a frame.
+enum class ReorderMode : uint8_t {
+  sequence,  // slot = sequence % packets_per_frame, frame = sequence / packets_per_frame
+  arrival,   // gather in arrival order: slot = packets so far in the frame
+};
+const char* to_string(ReorderMode m) noexcept;
+
+// Where the GPU reads packets from (docs/gpu.md).
+enum class Staging : uint8_t {
+  automatic,  // device regions: direct (GPUDirect); pinned/mapped: copy
+  copy,       // batched async copies pinned host -> device staging buffers, then place
+  direct,     // the kernel reads packet buffers in place (device memory, or pinned host over PCIe)
+};
+const char* to_string(Staging s) noexcept;
+
+enum class LaunchMode : uint8_t {
+  per_burst,   // one kernel launch per burst
+  graph,       // a CUDA graph replayed per burst
+  persistent,  // a long-running kernel polls a ring of burst descriptors (needs staging: direct)
+};
+const char* to_string(LaunchMode m) noexcept;
+
+// GPU data plane of one rx queue: packets -> contiguous frames in GPU memory (ARCHITECTURE §5).
+// Offsets count from the start of the UDP payload (segment 0 then segment 1 when split).
+struct ReorderConfig {
+  std::string name;                 // label; default "<iface>/reorder<queue>"
+  uint16_t queue = 0;               // rx queue id whose packets it takes
+  int gpu = 0;
+  ReorderMode mode = ReorderMode::sequence;
+  uint32_t seq_offset = 0;          // byte offset of the sequence number
+  uint8_t seq_bits = 32;            // 8, 16, 32 or 64 (narrow counters wrap; netdaq unwraps them)
+  ByteOrder seq_byte_order = ByteOrder::big;
+  uint32_t payload_offset = 0;      // first byte of samples (after any application header)
+  uint32_t payload_size = 0;        // sample bytes per packet (required)
+  uint32_t packets_per_frame = 0;   // required
+  uint32_t max_open_frames = 4;     // frames filled at once; a newer frame closes the oldest
+  uint32_t frame_buffers = 8;       // frame buffers in GPU memory (open + handed to the app)
+  uint32_t frame_timeout_us = 10000;  // an open frame is flushed this long after its first packet
+  SampleFormat input = SampleFormat::raw;
+  SampleFormat output = SampleFormat::raw;
+  ByteOrder sample_byte_order = ByteOrder::little;
+  Staging staging = Staging::automatic;
+  LaunchMode launch = LaunchMode::per_burst;
+  uint32_t bursts_in_flight = 2;    // GPU jobs in flight (2 = double-buffered)
+};
+
 struct RxConfig {
   std::vector<QueueConfig> queues;
   std::vector<FlowConfig> flows;
+  std::vector<ReorderConfig> reorder;
 };
 
 struct TxConfig {

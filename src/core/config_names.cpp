@@ -17,6 +17,41 @@ const char* to_string(MemoryKind k) noexcept {
 
 const char* to_string(PollMode m) noexcept { return m == PollMode::worker ? "worker" : "direct"; }
 
+const char* to_string(SampleFormat f) noexcept {
+  switch (f) {
+    case SampleFormat::raw: return "raw";
+    case SampleFormat::int4: return "int4";
+    case SampleFormat::int8: return "int8";
+    case SampleFormat::int16: return "int16";
+    case SampleFormat::fp16: return "fp16";
+    case SampleFormat::bf16: return "bf16";
+    case SampleFormat::fp32: return "fp32";
+  }
+  return "?";
+}
+
+const char* to_string(ByteOrder o) noexcept { return o == ByteOrder::big ? "big" : "little"; }
+
+const char* to_string(ReorderMode m) noexcept { return m == ReorderMode::arrival ? "arrival" : "sequence"; }
+
+const char* to_string(Staging s) noexcept {
+  switch (s) {
+    case Staging::automatic: return "auto";
+    case Staging::copy: return "copy";
+    case Staging::direct: return "direct";
+  }
+  return "?";
+}
+
+const char* to_string(LaunchMode m) noexcept {
+  switch (m) {
+    case LaunchMode::per_burst: return "per_burst";
+    case LaunchMode::graph: return "graph";
+    case LaunchMode::persistent: return "persistent";
+  }
+  return "?";
+}
+
 const char* to_string(DropReason r) noexcept {
   switch (r) {
     case DropReason::ring_full: return "ring_full";

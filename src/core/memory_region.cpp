@@ -11,6 +11,7 @@
 #include "netdaq/status.h"
 
 namespace netdaq::detail {
+void register_builtin_region_allocators();  // generated from src/engines_builtin.cpp.in
 namespace {
 
 constexpr size_t kHugePage = 2u << 20;
@@ -50,6 +51,8 @@ void register_region_allocator(MemoryKind kind, RegionAllocator alloc) {
 }
 
 std::unique_ptr<MemoryRegion> create_region(const MemoryRegionConfig& cfg) {
+  static const bool builtins = (register_builtin_region_allocators(), true);
+  (void)builtins;
   const size_t bytes = buffer_stride(cfg.buf_size) * cfg.num_bufs;
   switch (cfg.kind) {
     case MemoryKind::host:

@@ -1,0 +1,138 @@
+// The GPU data plane (ARCHITECTURE §5): GPU memory kinds, and FramePipeline, which takes the
+// bursts of an rx queue and reorders their packets into contiguous frames in GPU memory.
+// No CUDA header is needed to use it. In a build without CUDA every call reports
+// "built without CUDA"; on a machine without a GPU they report why (docs/gpu.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "netdaq/burst.h"
+#include "netdaq/config.h"
+
+struct CUstream_st;
+
+namespace netdaq {
+class Session;
+}
+
+namespace netdaq::gpu {
+
+using Stream = CUstream_st*;  // the same type as cudaStream_t
+
+// True when this build has the GPU data plane.
+bool built_in() noexcept;
+// GPUs the CUDA runtime sees (0 without a driver or a GPU, or without CUDA in the build).
+int device_count() noexcept;
+// Why GPU features cannot be used here ("" when at least one GPU is usable).
+std::string unavailable_reason();
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  std::string pci_bus_id;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int multiprocessors = 0;
+  uint64_t memory_bytes = 0;
+  bool dmabuf = false;        // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+  bool peermem = false;       // nvidia_peermem kernel module loaded
+};
+std::vector<DeviceInfo> devices();
+
+// Counters of one pipeline. Every packet handed in ends up in exactly one of placed,
+// duplicate, late, malformed or no_buffer.
+struct PipelineStats {
+  uint64_t packets_in = 0;
+  uint64_t packets_placed = 0;
+  uint64_t duplicate = 0;     // a packet whose slot was already filled
+  uint64_t late = 0;          // its frame was already closed
+  uint64_t malformed = 0;     // shorter than payload_offset + payload_size or the sequence field
+  uint64_t no_buffer = 0;     // its frame found no free frame buffer (the app holds them all)
+  uint64_t frames_complete = 0;
+  uint64_t frames_incomplete = 0;  // closed by timeout, by newer frames, or by flush()
+  uint64_t frames_skipped = 0;     // frames that got no packet at all (gap in the sequence)
+  uint64_t packets_missing = 0;    // empty slots of incomplete frames (zero-filled)
+  uint64_t bytes_to_gpu = 0;       // input bytes moved to the GPU
+  uint64_t jobs = 0;               // GPU jobs run
+  uint64_t waits = 0;              // submit() waited for a GPU job to finish (GPU behind)
+};
+
+class FramePipeline;
+
+// A finished frame in GPU memory: complete, or flushed with zeros where packets are missing.
+// Move-only; the frame buffer goes back to the pipeline when the Frame is released.
+class Frame {
+ public:
+  Frame() noexcept = default;
+  Frame(Frame&& o) noexcept;
+  Frame& operator=(Frame&& o) noexcept;
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
+  ~Frame();
+
+  explicit operator bool() const noexcept { return owner_ != nullptr; }
+  uint64_t index() const noexcept { return index_; }        // sequence / packets_per_frame
+  void* data() const noexcept { return data_; }             // device pointer
+  size_t size_bytes() const noexcept { return bytes_; }
+  uint32_t packets_expected() const noexcept { return expected_; }
+  uint32_t packets_received() const noexcept { return received_; }
+  bool complete() const noexcept { return received_ == expected_; }
+  // Bit i (word i/64, bit i%64) set: packet i of the frame is missing (its slot holds zeros).
+  std::span<const uint64_t> missing() const noexcept { return missing_; }
+  void release() noexcept;
+
+ private:
+  friend class FramePipeline;
+  FramePipeline* owner_ = nullptr;
+  uint32_t buffer_ = 0;
+  uint64_t index_ = 0;
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  uint32_t expected_ = 0;
+  uint32_t received_ = 0;
+  std::span<const uint64_t> missing_;
+};
+
+class FramePipeline {
+ public:
+  // Checks that the queue's packet memory is readable by the GPU for cfg.staging and that
+  // the offsets fit its buffers; allocates the frame buffers, staging and GPU executor.
+  // Throws ConfigError / Error (no GPU, wrong index, memory kind the GPU cannot read).
+  FramePipeline(Session& session, std::string_view interface, const ReorderConfig& cfg);
+  // Without a session: the caller promises the packets' memory suits cfg.staging.
+  explicit FramePipeline(const ReorderConfig& cfg);
+  ~FramePipeline();  // waits for GPU work in flight, returns every held burst
+  FramePipeline(const FramePipeline&) = delete;
+  FramePipeline& operator=(const FramePipeline&) = delete;
+
+  // Takes the burst; its buffers go back to their pool once the GPU has read them.
+  // Never throws. Waits (counted in stats().waits) only when bursts_in_flight jobs are busy.
+  void submit(RxBurst&& burst) noexcept;
+  // The next finished frame whose GPU work is done, in frame order; empty when none.
+  // Also closes frames that timed out.
+  Frame next_frame() noexcept;
+  // Closes every open frame now (end of run); they come out of next_frame().
+  void flush() noexcept;
+  // Waits for all GPU work submitted so far.
+  void synchronize();
+
+  PipelineStats stats() const noexcept;
+  const ReorderConfig& config() const noexcept;
+  Stream stream() const noexcept;   // GPU work of this pipeline is ordered on this stream
+  size_t frame_bytes() const noexcept;
+
+  struct Impl;
+
+ private:
+  friend class Frame;
+  void release_frame(uint32_t buffer) noexcept;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace netdaq::gpu

@@ -1,0 +1,39 @@
+// The unit of GPU work of the data plane: place the samples of a burst's packets into
+// frame slots of an output ring in device memory, converting sample formats on the way.
+// Plain data, shared by host code and device code (kernels, persistent kernel, graphs).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "netdaq/sample_format.h"
+
+namespace netdaq::gpu {
+
+// One packet -> one output slot. src == 0 means "no packet": the slot is zero-filled
+// (how a flushed, incomplete frame gets zeros where packets are missing).
+struct PlacementEntry {
+  uint64_t src = 0;       // device-accessible address of the packet's input samples
+  uint32_t dst_slot = 0;  // slot index in the output ring (byte offset = dst_slot * out_slot_bytes)
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(PlacementEntry) == 16);
+
+struct PlaceJob {
+  const PlacementEntry* entries = nullptr;  // device-accessible (device or mapped pinned memory)
+  uint32_t count = 0;                       // entries
+  uint32_t in_bytes = 0;                    // input bytes per packet (all packets the same)
+  std::byte* out = nullptr;                 // output ring base (device memory)
+  uint32_t out_slot_bytes = 0;              // output bytes per slot (= converted in_bytes)
+  SampleFormat in_format = SampleFormat::raw;
+  SampleFormat out_format = SampleFormat::raw;
+  ByteOrder in_order = ByteOrder::little;   // byte order of multi-byte input samples
+};
+
+// Output bytes for in_bytes of input converted from `in` to `out` (raw -> raw keeps size).
+constexpr uint64_t converted_bytes(uint64_t in_bytes, SampleFormat in, SampleFormat out) noexcept {
+  if (in == SampleFormat::raw || out == SampleFormat::raw) return in_bytes;
+  return in_bytes * 8 / sample_bits(in) * sample_bits(out) / 8;
+}
+
+}  // namespace netdaq::gpu
