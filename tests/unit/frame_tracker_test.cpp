@@ -1,0 +1,258 @@
+// Frame bookkeeping of the GPU data plane (CPU only): every packet placed, duplicated, late
+// or dropped for want of a buffer, frames closed in order, missing packets in the bitmap.
+#include "gpu/host/frame_tracker.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "netdaq/status.h"
+
+namespace netdaq::gpu {
+namespace {
+
+TrackerConfig cfg(uint32_t ppf, uint32_t open = 2, uint32_t buffers = 4) {
+  TrackerConfig c;
+  c.packets_per_frame = ppf;
+  c.max_open_frames = open;
+  c.frame_buffers = buffers;
+  c.timeout_ns = 1000;
+  return c;
+}
+
+std::vector<ClosedFrame> drain(FrameTracker& t, bool release = true) {
+  std::vector<ClosedFrame> out;
+  ClosedFrame f;
+  while (t.pop_closed(&f)) {
+    out.push_back(f);
+    if (release) t.release_buffer(f.buffer);
+  }
+  return out;
+}
+
+uint64_t accounted(const TrackerStats& s) { return s.placed + s.duplicate + s.late + s.no_buffer; }
+
+TEST(FrameTracker, InOrderPacketsFillFramesSlotBySlot) {
+  FrameTracker t(cfg(4));
+  std::vector<uint32_t> slots;
+  for (uint64_t seq = 0; seq < 12; ++seq) {
+    uint32_t s = 0;
+    ASSERT_EQ(t.place(seq, 0, &s), Placement::placed);
+    slots.push_back(s);
+  }
+  const auto frames = drain(t);
+  ASSERT_EQ(frames.size(), 3u);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    EXPECT_EQ(frames[i].index, i);
+    EXPECT_TRUE(frames[i].complete);
+    for (uint32_t k = 0; k < 4; ++k) EXPECT_EQ(slots[i * 4 + k], frames[i].buffer * 4 + k);
+  }
+  EXPECT_EQ(t.stats().frames_complete, 3u);
+  EXPECT_EQ(t.open_frames(), 0u);
+}
+
+TEST(FrameTracker, ReversedOrderInsideTheWindowStillCompletesInFrameOrder) {
+  FrameTracker t(cfg(4));
+  std::map<uint64_t, uint32_t> slot_of;
+  for (uint64_t seq = 8; seq-- > 0;) ASSERT_EQ(t.place(seq, 0, &slot_of[seq]), Placement::placed);
+  const auto frames = drain(t);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].index, 0u);
+  EXPECT_EQ(frames[1].index, 1u);
+  for (uint64_t seq = 0; seq < 8; ++seq) EXPECT_EQ(slot_of[seq], frames[seq / 4].buffer * 4 + seq % 4);
+}
+
+TEST(FrameTracker, CompleteFrameWaitsForTheOlderOneToClose) {
+  FrameTracker t(cfg(2, 3));
+  uint32_t s;
+  t.place(0, 0, &s);           // frame 0 half full
+  t.place(2, 0, &s);
+  t.place(3, 0, &s);           // frame 1 complete
+  EXPECT_TRUE(drain(t).empty());
+  t.place(1, 0, &s);           // frame 0 completes: both leave, in order
+  const auto frames = drain(t);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].index, 0u);
+  EXPECT_EQ(frames[1].index, 1u);
+}
+
+TEST(FrameTracker, DuplicatesAndLatePacketsAreCountedNotPlaced) {
+  FrameTracker t(cfg(4));
+  uint32_t s;
+  EXPECT_EQ(t.place(1, 0, &s), Placement::placed);
+  EXPECT_EQ(t.place(1, 0, &s), Placement::duplicate);
+  for (uint64_t seq : {0, 2, 3}) t.place(seq, 0, &s);   // frame 0 complete and closed
+  EXPECT_EQ(t.place(2, 0, &s), Placement::late);
+  EXPECT_EQ(t.stats().duplicate, 1u);
+  EXPECT_EQ(t.stats().late, 1u);
+  EXPECT_EQ(accounted(t.stats()), 6u);
+}
+
+TEST(FrameTracker, NewerFramesPushAnIncompleteFrameOutWithItsBitmap) {
+  FrameTracker t(cfg(4, 2));
+  uint32_t s;
+  for (uint64_t seq : {0, 1, 3}) t.place(seq, 0, &s);  // frame 0 misses packet 2
+  t.place(4, 0, &s);                                    // frame 1 opens
+  EXPECT_TRUE(drain(t, false).empty());
+  t.place(8, 0, &s);                                    // frame 2: window holds 1..2, frame 0 closes
+  const auto frames = drain(t, false);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].index, 0u);
+  EXPECT_FALSE(frames[0].complete);
+  EXPECT_EQ(frames[0].received, 3u);
+  EXPECT_EQ(t.presence(frames[0].buffer)[0], 0b1011u);
+  EXPECT_EQ(t.stats().packets_missing, 1u);
+  EXPECT_EQ(t.stats().frames_incomplete, 1u);
+}
+
+TEST(FrameTracker, TimeoutFlushesTheOldestFrame) {
+  FrameTracker t(cfg(4));
+  uint32_t s;
+  t.place(0, 100, &s);
+  t.place(5, 600, &s);
+  t.expire(1099);
+  EXPECT_TRUE(drain(t).empty());
+  t.expire(1100);  // frame 0 opened at 100, timeout 1000
+  auto frames = drain(t);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].index, 0u);
+  t.expire(1600);
+  frames = drain(t);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].index, 1u);
+  EXPECT_EQ(t.stats().packets_missing, 6u);
+  EXPECT_EQ(t.place(1, 1700, &s), Placement::late);
+}
+
+TEST(FrameTracker, GapsInTheSequenceCountSkippedFrames) {
+  FrameTracker t(cfg(4, 2));
+  uint32_t s;
+  t.place(0, 0, &s);
+  t.place(40, 0, &s);  // frame 10: frames 1..8 got nothing, frame 0 closes incomplete
+  EXPECT_EQ(t.stats().frames_skipped, 8u);
+  EXPECT_EQ(t.stats().frames_incomplete, 1u);
+  t.close_all();
+  const auto frames = drain(t);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[1].index, 10u);
+}
+
+TEST(FrameTracker, FramesHeldByTheApplicationLeaveNoBufferForNewOnes) {
+  FrameTracker t(cfg(2, 1, 1));
+  uint32_t s;
+  t.place(0, 0, &s);
+  t.place(1, 0, &s);                 // frame 0 complete, its buffer now belongs to the app
+  ClosedFrame held;
+  ASSERT_TRUE(t.pop_closed(&held));
+  EXPECT_EQ(t.place(2, 0, &s), Placement::no_buffer);
+  EXPECT_EQ(t.place(3, 0, &s), Placement::no_buffer);
+  t.release_buffer(held.buffer);
+  EXPECT_EQ(t.place(4, 0, &s), Placement::placed);  // frame 2 gets the buffer; frame 1 is dropped
+  EXPECT_EQ(t.stats().frames_dropped, 1u);
+  EXPECT_EQ(t.stats().no_buffer, 2u);
+}
+
+TEST(FrameTracker, NarrowCountersWrapAround) {
+  TrackerConfig c = cfg(4, 2);
+  c.seq_bits = 16;
+  FrameTracker t(c);
+  uint32_t s;
+  for (uint64_t i = 0; i < 16; ++i) ASSERT_EQ(t.place((65528 + i) & 0xFFFF, 0, &s), Placement::placed) << i;
+  const auto frames = drain(t);
+  ASSERT_EQ(frames.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_TRUE(frames[i].complete);
+    EXPECT_EQ(frames[i].index, 65528 / 4 + i);
+  }
+  EXPECT_EQ(t.place(65535, 0, &s), Placement::late);  // from the frame before the wrap
+}
+
+TEST(FrameTracker, ArrivalOrderIgnoresTheSequence) {
+  TrackerConfig c = cfg(3);
+  c.arrival_order = true;
+  FrameTracker t(c);
+  uint32_t s;
+  std::vector<uint32_t> slots;
+  for (uint64_t seq : {9, 9, 1, 100, 7, 3}) {
+    ASSERT_EQ(t.place(seq, 0, &s), Placement::placed);
+    slots.push_back(s);
+  }
+  const auto frames = drain(t);
+  ASSERT_EQ(frames.size(), 2u);
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(slots[i], frames[i / 3].buffer * 3 + i % 3);
+}
+
+TEST(FrameTracker, ArrivalOrderStartsANewFrameAfterATimeout) {
+  TrackerConfig c = cfg(3);
+  c.arrival_order = true;
+  FrameTracker t(c);
+  uint32_t s;
+  t.place(0, 0, &s);
+  t.expire(5000);
+  ASSERT_EQ(drain(t).size(), 1u);
+  t.place(0, 5000, &s);
+  t.place(0, 5000, &s);
+  t.place(0, 5000, &s);
+  const auto frames = drain(t);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].index, 1u);
+  EXPECT_TRUE(frames[0].complete);
+}
+
+// Random displacement smaller than the window, random loss and duplicates: every packet
+// is accounted for once, and every placed packet lands in the slot of its own frame.
+TEST(FrameTracker, RandomOrderMatchesAReferenceModel) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    const uint32_t ppf = 1 + rng() % 70;
+    FrameTracker t(cfg(ppf, 4, 8));
+    const uint64_t n = ppf * 40;
+    std::vector<uint64_t> seqs;
+    uint64_t dups = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      if (rng() % 50 == 0) continue;               // lost
+      seqs.push_back(i);
+      if (rng() % 40 == 0) {                        // duplicated
+        seqs.push_back(i);
+        ++dups;
+      }
+    }
+    // Shuffle inside blocks of two frames: displacement stays inside the 4-frame window.
+    for (size_t i = 0; i < seqs.size(); i += 2 * ppf)
+      std::shuffle(seqs.begin() + i, seqs.begin() + std::min(seqs.size(), i + 2 * ppf), rng);
+    std::map<uint32_t, std::vector<uint64_t>> by_buffer;  // buffer -> seqs placed there (current frame)
+    std::map<uint64_t, uint32_t> got;                     // frame index -> packets placed
+    for (uint64_t seq : seqs) {
+      uint32_t s = 0;
+      if (t.place(seq, 0, &s) == Placement::placed) {
+        EXPECT_EQ(s % ppf, seq % ppf);
+        by_buffer[s / ppf].push_back(seq);
+      }
+      ClosedFrame f;
+      while (t.pop_closed(&f)) {
+        for (uint64_t q : by_buffer[f.buffer]) EXPECT_EQ(q / ppf, f.index);
+        EXPECT_EQ(by_buffer[f.buffer].size(), f.received);
+        got[f.index] = f.received;
+        by_buffer[f.buffer].clear();
+        t.release_buffer(f.buffer);
+      }
+    }
+    EXPECT_EQ(accounted(t.stats()), seqs.size());
+    // A copy that comes after its frame closed is late; no original is ever late.
+    EXPECT_EQ(t.stats().late + t.stats().duplicate, dups);
+  }
+}
+
+TEST(FrameTracker, RefusesImpossibleConfigs) {
+  EXPECT_THROW(FrameTracker(cfg(0)), Error);
+  EXPECT_THROW(FrameTracker(cfg(4, 4, 2)), Error);
+  TrackerConfig c = cfg(4);
+  c.seq_bits = 12;
+  EXPECT_THROW(FrameTracker{c}, Error);
+}
+
+}  // namespace
+}  // namespace netdaq::gpu
