@@ -57,6 +57,7 @@ struct PipelineStats {
   uint64_t frames_complete = 0;
   uint64_t frames_incomplete = 0;  // closed by timeout, by newer frames, or by flush()
   uint64_t frames_skipped = 0;     // frames that got no packet at all (gap in the sequence)
+  uint64_t frames_dropped = 0;     // frames whose packets all counted as no_buffer
   uint64_t packets_missing = 0;    // empty slots of incomplete frames (zero-filled)
   uint64_t bytes_to_gpu = 0;       // input bytes moved to the GPU
   uint64_t jobs = 0;               // GPU jobs run

@@ -53,6 +53,7 @@ void check_regions(Checker& c);
 void check_interfaces(Checker& c);
 void check_queues(Checker& c, const InterfaceConfig& iface, const std::string& path);
 void check_flows(Checker& c, const InterfaceConfig& iface, const std::string& path);
+void check_reorder(Checker& c, const InterfaceConfig& iface, const std::string& path);
 void check_socket_engine(Checker& c, const InterfaceConfig& iface, const std::string& path);
 void check_pool_budgets(Checker& c);
 void check_run_and_log(Checker& c);

@@ -37,6 +37,12 @@ inline constexpr Range ring_depth{1, 65536};
 inline constexpr Range cpu_core{-1, 1023};
 inline constexpr Range vlan{0, 4095};
 inline constexpr Range tx_payload_size{24, 65507};
+inline constexpr Range packets_per_frame{1, 1u << 20};
+inline constexpr Range max_open_frames{1, 1024};
+inline constexpr Range frame_buffers{1, 4096};
+inline constexpr Range frame_timeout_us{1, 60'000'000};
+inline constexpr Range bursts_in_flight{1, 64};
+inline constexpr Range payload_size{1, 1u << 20};
 inline constexpr Range stats_interval_ms{10, std::numeric_limits<uint32_t>::max()};
 }  // namespace limits
 
@@ -46,5 +52,10 @@ inline constexpr std::array<std::string_view, 4> kEngineNames{"socket", "afxdp",
 inline constexpr std::array<std::string_view, 6> kLogLevels{"trace", "debug", "info", "warn", "error", "off"};
 inline constexpr std::array<std::string_view, 5> kMemoryKindNames{"host", "huge", "pinned", "mapped", "device"};
 inline constexpr std::array<std::string_view, 2> kPollModeNames{"direct", "worker"};
+inline constexpr std::array<std::string_view, 7> kSampleFormatNames{"raw", "int4", "int8", "int16", "fp16", "bf16", "fp32"};
+inline constexpr std::array<std::string_view, 2> kByteOrderNames{"little", "big"};
+inline constexpr std::array<std::string_view, 2> kReorderModeNames{"sequence", "arrival"};
+inline constexpr std::array<std::string_view, 3> kStagingNames{"auto", "copy", "direct"};
+inline constexpr std::array<std::string_view, 3> kLaunchModeNames{"per_burst", "graph", "persistent"};
 
 }  // namespace netdaq::detail

@@ -56,6 +56,7 @@ void check_interfaces(Checker& c) {
     check_tx_pacing(c, iface.tx, path + ".tx");
     check_queues(c, iface, path);
     check_flows(c, iface, path);
+    check_reorder(c, iface, path);
     if (iface.engine == "socket") check_socket_engine(c, iface, path);
   }
 }

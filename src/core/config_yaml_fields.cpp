@@ -6,6 +6,9 @@ namespace {
 
 static_assert(static_cast<size_t>(MemoryKind::device) + 1 == kMemoryKindNames.size());
 static_assert(static_cast<size_t>(PollMode::worker) + 1 == kPollModeNames.size());
+static_assert(static_cast<size_t>(SampleFormat::fp32) + 1 == kSampleFormatNames.size());
+static_assert(static_cast<size_t>(LaunchMode::persistent) + 1 == kLaunchModeNames.size());
+static_assert(static_cast<size_t>(Staging::direct) + 1 == kStagingNames.size());
 
 using Node = YAML::Node;
 using Path = std::string;
@@ -59,12 +62,46 @@ void read_flow(YamlReader& r, const Node& n, const Path& path, FlowConfig& f) {
   });
 }
 
+void read_reorder(YamlReader& r, const Node& n, const Path& path, ReorderConfig& g) {
+  r.map(n, path, {
+      {"name", [&](const Node& v, const Path& p) { r.text(v, p, g.name); }},
+      {"queue", [&](const Node& v, const Path& p) { r.integer(v, p, g.queue); }},
+      {"gpu", [&](const Node& v, const Path& p) { r.integer(v, p, g.gpu, limits::gpu); }},
+      {"mode", [&](const Node& v, const Path& p) { r.choice(v, p, g.mode, kReorderModeNames); }},
+      {"seq_offset", [&](const Node& v, const Path& p) { r.integer(v, p, g.seq_offset); }},
+      {"seq_bits", [&](const Node& v, const Path& p) { r.integer(v, p, g.seq_bits); }},
+      {"seq_byte_order", [&](const Node& v, const Path& p) { r.choice(v, p, g.seq_byte_order, kByteOrderNames); }},
+      {"payload_offset", [&](const Node& v, const Path& p) { r.integer(v, p, g.payload_offset); }},
+      {"payload_size", [&](const Node& v, const Path& p) { r.integer(v, p, g.payload_size, limits::payload_size); }},
+      {"packets_per_frame",
+       [&](const Node& v, const Path& p) { r.integer(v, p, g.packets_per_frame, limits::packets_per_frame); }},
+      {"max_open_frames",
+       [&](const Node& v, const Path& p) { r.integer(v, p, g.max_open_frames, limits::max_open_frames); }},
+      {"frame_buffers", [&](const Node& v, const Path& p) { r.integer(v, p, g.frame_buffers, limits::frame_buffers); }},
+      {"frame_timeout_us",
+       [&](const Node& v, const Path& p) { r.integer(v, p, g.frame_timeout_us, limits::frame_timeout_us); }},
+      {"input", [&](const Node& v, const Path& p) { r.choice(v, p, g.input, kSampleFormatNames); }},
+      {"output", [&](const Node& v, const Path& p) { r.choice(v, p, g.output, kSampleFormatNames); }},
+      {"sample_byte_order",
+       [&](const Node& v, const Path& p) { r.choice(v, p, g.sample_byte_order, kByteOrderNames); }},
+      {"staging", [&](const Node& v, const Path& p) { r.choice(v, p, g.staging, kStagingNames); }},
+      {"launch", [&](const Node& v, const Path& p) { r.choice(v, p, g.launch, kLaunchModeNames); }},
+      {"bursts_in_flight",
+       [&](const Node& v, const Path& p) { r.integer(v, p, g.bursts_in_flight, limits::bursts_in_flight); }},
+  });
+}
+
 void read_rx(YamlReader& r, const Node& n, const Path& path, RxConfig& rx) {
   r.map(n, path, {
       {"queues", [&](const Node& v, const Path& p) { read_queues(r, v, p, rx.queues); }},
       {"flows",
        [&](const Node& v, const Path& p) {
          r.list(v, p, "flows", [&](const Node& item, const Path& ip) { read_flow(r, item, ip, rx.flows.emplace_back()); });
+       }},
+      {"reorder",
+       [&](const Node& v, const Path& p) {
+         r.list(v, p, "reorder configs",
+                [&](const Node& item, const Path& ip) { read_reorder(r, item, ip, rx.reorder.emplace_back()); });
        }},
   });
 }

@@ -256,3 +256,34 @@ TEST(FrameTracker, RefusesImpossibleConfigs) {
 
 }  // namespace
 }  // namespace netdaq::gpu
+
+// packet_bytes / load_uint: the CPU reads sequence numbers across the header-data split.
+#include "gpu/host/packet_fields.h"
+
+namespace netdaq::gpu {
+namespace {
+
+TEST(PacketFields, FindsBytesInEitherSegmentButNotAcrossThem) {
+  std::byte hdr[8], pay[16];
+  for (int i = 0; i < 8; ++i) hdr[i] = std::byte(i);
+  for (int i = 0; i < 16; ++i) pay[i] = std::byte(100 + i);
+  Packet p;
+  auto& f = detail::fields(p);
+  f.nseg = 2;
+  f.data[0] = hdr;
+  f.len[0] = 8;
+  f.data[1] = pay;
+  f.len[1] = 16;
+  EXPECT_EQ(packet_bytes(p, 0, 8), hdr);
+  EXPECT_EQ(packet_bytes(p, 8, 4), pay);
+  EXPECT_EQ(packet_bytes(p, 20, 4), pay + 12);
+  EXPECT_EQ(packet_bytes(p, 6, 4), nullptr);   // straddles
+  EXPECT_EQ(packet_bytes(p, 22, 4), nullptr);  // beyond the end
+  EXPECT_EQ(load_uint(hdr + 1, 2, ByteOrder::big), 0x0102u);
+  EXPECT_EQ(load_uint(hdr + 1, 2, ByteOrder::little), 0x0201u);
+  EXPECT_EQ(load_uint(hdr, 8, ByteOrder::little), 0x0706050403020100ull);
+  EXPECT_EQ(load_uint(hdr + 4, 1, ByteOrder::big), 4u);
+}
+
+}  // namespace
+}  // namespace netdaq::gpu

@@ -1,0 +1,374 @@
+// FramePipeline: the CPU side of the GPU data plane. For each burst it reads the sequence
+// numbers (host memory), asks the FrameTracker where each packet goes, writes a placement
+// list, stages the samples to the GPU when needed and hands the job to an executor (one
+// launch per burst, a CUDA graph, or the persistent kernel). Bursts are held until the GPU
+// has read them; frames come out once the last job that wrote them has completed.
+#include <time.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/log.h"
+#include "gpu/cuda_check.h"
+#include "gpu/host/frame_tracker.h"
+#include "gpu/host/packet_fields.h"
+#include "gpu/place_executor.h"
+#include "gpu/stager.h"
+#include "netdaq/gpu.h"
+#include "netdaq/session.h"
+
+namespace netdaq::gpu {
+namespace {
+
+uint64_t now_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+}
+
+TrackerConfig tracker_config(const ReorderConfig& c) {
+  TrackerConfig t;
+  t.packets_per_frame = c.packets_per_frame;
+  t.max_open_frames = c.max_open_frames;
+  t.frame_buffers = c.frame_buffers;
+  t.seq_bits = c.seq_bits;
+  t.arrival_order = c.mode == ReorderMode::arrival;
+  t.timeout_ns = uint64_t{c.frame_timeout_us} * 1000;
+  return t;
+}
+
+// A job under construction or in flight: its placement list (mapped pinned memory the GPU
+// reads), the host addresses to stage, and the burst whose buffers it reads.
+struct JobSlot {
+  PlacementEntry* entries = nullptr;
+  uint32_t count = 0;
+  std::vector<const void*> srcs;  // staging: copy
+  uint32_t nsrc = 0;
+  RxBurst burst;
+};
+
+struct PendingFrame {
+  ClosedFrame frame;
+  uint64_t ready_after = 0;  // the executor must have completed this many jobs
+};
+
+}  // namespace
+
+struct FramePipeline::Impl {
+  ReorderConfig cfg;
+  bool copy = true;                // staging copy (else the kernel reads packets in place)
+  uint32_t max_batch = 1024;       // packets per burst at most
+  uint32_t job_capacity = 0;       // entries per job
+  uint32_t in_bytes = 0, out_slot_bytes = 0;
+  size_t frame_bytes = 0;
+  unsigned seq_bytes = 8;
+
+  FrameTracker tracker;
+  std::unique_ptr<PlaceExecutor> exec;
+  std::unique_ptr<Stager> stager;
+  std::byte* frames = nullptr;     // frame_buffers * frame_bytes, device memory
+  PlacementEntry* entry_mem = nullptr;  // depth * job_capacity, mapped pinned
+  std::vector<JobSlot> slots;      // depth
+  uint64_t retired = 0;            // jobs whose bursts were given back
+  std::vector<uint64_t> missing;   // frame_buffers * words: bit set = packet missing
+  std::vector<PendingFrame> pending;  // FIFO ring, frame_buffers long
+  size_t pending_head = 0, pending_count = 0;
+  PipelineStats stats;
+  bool building = false;           // a job of the current slot holds entries not yet submitted
+
+  explicit Impl(const ReorderConfig& c) : cfg(c), tracker(tracker_config(c)) {}
+  ~Impl();
+
+  void setup(uint32_t batch, bool copy_staging);
+  JobSlot& current() noexcept { return slots[exec->submitted() % slots.size()]; }
+  void retire() noexcept;
+  void wait_for_slot() noexcept;
+  void submit_current() noexcept;
+  void add_entry(uint64_t src, uint32_t slot, const void* stage_src) noexcept;
+  void take_closed(uint64_t ready_after) noexcept;
+  void zero_fill(const ClosedFrame& f) noexcept;
+  void place_burst(RxBurst&& burst) noexcept;
+};
+
+FramePipeline::Impl::~Impl() {
+  if (exec) {
+    try {
+      exec->synchronize();
+    } catch (const std::exception& e) {
+      detail::log()->error("gpu pipeline: {}", e.what());
+    }
+  }
+  for (auto& s : slots) s.burst.release();
+  exec.reset();
+  stager.reset();
+  if (frames) cudaFree(frames);
+  if (entry_mem) cudaFreeHost(entry_mem);
+}
+
+void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging) {
+  const std::string who = "gpu frame pipeline '" + cfg.name + "'";
+  use_device(cfg.gpu, who);
+  copy = copy_staging;
+  max_batch = batch;
+  in_bytes = cfg.payload_size;
+  out_slot_bytes = static_cast<uint32_t>(converted_bytes(in_bytes, cfg.input, cfg.output));
+  frame_bytes = size_t{out_slot_bytes} * cfg.packets_per_frame;
+  seq_bytes = cfg.seq_bits / 8;
+  // A burst's packets plus the zeros of frames it closes; more entries spill into extra jobs.
+  job_capacity = std::max(max_batch, 1024u);
+  const uint32_t depth = std::max(cfg.bursts_in_flight, 1u);
+
+  check(cudaMalloc(reinterpret_cast<void**>(&frames), frame_bytes * cfg.frame_buffers),
+        who + ": cudaMalloc of " + std::to_string(frame_bytes * cfg.frame_buffers) + " bytes of frame buffers");
+  check(cudaHostAlloc(reinterpret_cast<void**>(&entry_mem), sizeof(PlacementEntry) * job_capacity * depth,
+                      cudaHostAllocMapped | cudaHostAllocPortable),
+        who + ": cudaHostAlloc of placement lists");
+  slots.resize(depth);
+  for (uint32_t k = 0; k < depth; ++k) {
+    slots[k].entries = entry_mem + size_t{k} * job_capacity;
+    if (copy) slots[k].srcs.resize(job_capacity);
+  }
+  if (copy) stager = std::make_unique<Stager>(cfg.gpu, depth, job_capacity, in_bytes);
+  ExecutorOptions opts;
+  opts.gpu = cfg.gpu;
+  opts.depth = depth;
+  opts.max_entries = job_capacity;
+  exec = make_executor(cfg.launch, opts);
+  missing.assign(size_t{cfg.frame_buffers} * tracker.words_per_frame(), 0);
+  pending.resize(cfg.frame_buffers);
+  detail::log()->info("{}: gpu {}, {} B frames ({} x {} B {}), staging {}, launch {}, {} jobs in flight", who, cfg.gpu,
+              frame_bytes, cfg.packets_per_frame, out_slot_bytes, to_string(cfg.output), copy ? "copy" : "direct",
+              to_string(cfg.launch), depth);
+}
+
+void FramePipeline::Impl::retire() noexcept {
+  const uint64_t done = exec->completed();
+  while (retired < done) {
+    slots[retired % slots.size()].burst.release();
+    ++retired;
+  }
+}
+
+// The next job slot must be free: its previous job has completed.
+void FramePipeline::Impl::wait_for_slot() noexcept {
+  if (building) return;
+  retire();
+  if (exec->submitted() - retired < slots.size()) return;
+  ++stats.waits;
+  while (exec->submitted() - retired >= slots.size()) retire();
+  building = false;
+}
+
+void FramePipeline::Impl::submit_current() noexcept {
+  JobSlot& s = current();
+  if (s.count == 0 && !s.burst) {
+    building = false;
+    return;
+  }
+  if (copy && s.nsrc) {
+    const cudaError_t err = stager->stage(exec->submitted() % slots.size(), s.srcs.data(), s.nsrc, exec->stream());
+    if (err != cudaSuccess) detail::log()->error("gpu pipeline '{}': staging copy: {}", cfg.name, describe(err));
+    stats.bytes_to_gpu += uint64_t{s.nsrc} * in_bytes;
+  } else if (!copy) {
+    // In place: the kernel reads the packets; count the sample bytes it pulls.
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < s.count; ++i) n += s.entries[i].src != 0;
+    stats.bytes_to_gpu += n * in_bytes;
+  }
+  PlaceJob job;
+  job.entries = s.entries;
+  job.count = s.count;
+  job.in_bytes = in_bytes;
+  job.out = frames;
+  job.out_slot_bytes = out_slot_bytes;
+  job.in_format = cfg.input;
+  job.out_format = cfg.output;
+  job.in_order = cfg.sample_byte_order;
+  // The slot was free when building started, so the executor has room.
+  while (!exec->submit(job)) retire();
+  ++stats.jobs;
+  building = false;
+}
+
+void FramePipeline::Impl::add_entry(uint64_t src, uint32_t slot, const void* stage_src) noexcept {
+  if (!building) {
+    wait_for_slot();
+    JobSlot& s = current();
+    s.count = 0;
+    s.nsrc = 0;
+    building = true;
+  }
+  JobSlot& s = current();
+  if (s.count == job_capacity) {  // spill: this job goes now, the rest into the next one
+    submit_current();
+    wait_for_slot();
+    JobSlot& n = current();
+    n.count = 0;
+    n.nsrc = 0;
+    building = true;
+    return add_entry(src, slot, stage_src);
+  }
+  if (stage_src) {
+    src = reinterpret_cast<uint64_t>(stager->slot_base(exec->submitted() % slots.size()) + size_t{s.nsrc} * in_bytes);
+    s.srcs[s.nsrc++] = stage_src;
+  }
+  s.entries[s.count++] = PlacementEntry{src, slot, 0};
+}
+
+// Missing slots of an incomplete frame get zeros (src == 0 entries).
+void FramePipeline::Impl::zero_fill(const ClosedFrame& f) noexcept {
+  const uint64_t* present = tracker.presence(f.buffer);
+  uint64_t* miss = &missing[size_t{f.buffer} * tracker.words_per_frame()];
+  const uint32_t ppf = cfg.packets_per_frame;
+  for (uint32_t w = 0; w < tracker.words_per_frame(); ++w) {
+    uint64_t m = ~present[w];
+    if (w == tracker.words_per_frame() - 1 && ppf % 64) m &= (uint64_t{1} << (ppf % 64)) - 1;
+    miss[w] = m;
+  }
+  if (f.complete) return;
+  for (uint32_t i = 0; i < ppf; ++i)
+    if (miss[i / 64] >> (i % 64) & 1) add_entry(0, f.buffer * ppf + i, nullptr);
+}
+
+// Moves frames the tracker closed into the pending FIFO; ready once job `ready_after` ends.
+void FramePipeline::Impl::take_closed(uint64_t ready_after) noexcept {
+  ClosedFrame f;
+  while (tracker.pop_closed(&f)) {
+    zero_fill(f);
+    // The zeros (and this burst's packets) go with the job being built.
+    const uint64_t after = building ? exec->submitted() + 1 : ready_after;
+    pending[(pending_head + pending_count) % pending.size()] = PendingFrame{f, after};
+    ++pending_count;
+  }
+}
+
+void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
+  const uint64_t now = now_ns();
+  tracker.expire(now);
+  take_closed(exec->submitted());
+  const bool by_seq = cfg.mode == ReorderMode::sequence;
+  for (const Packet& p : burst) {
+    ++stats.packets_in;
+    const std::byte* samples = packet_bytes(p, cfg.payload_offset, in_bytes);
+    const std::byte* seq_at = by_seq ? packet_bytes(p, cfg.seq_offset, seq_bytes) : samples;
+    if (!samples || !seq_at) {
+      ++stats.malformed;
+      continue;
+    }
+    const uint64_t seq = by_seq ? load_uint(seq_at, seq_bytes, cfg.seq_byte_order) : 0;
+    uint32_t slot = 0;
+    if (tracker.place(seq, now, &slot) == Placement::placed)
+      add_entry(reinterpret_cast<uint64_t>(samples), slot, copy ? samples : nullptr);
+    take_closed(exec->submitted());
+  }
+  if (!building) {
+    // Nothing placed: the burst's buffers go back now.
+    burst.release();
+    return;
+  }
+  current().burst = std::move(burst);
+  submit_current();
+}
+
+// ---------------------------------------------------------------------------------------
+
+FramePipeline::FramePipeline(const ReorderConfig& cfg) : impl_(std::make_unique<Impl>(cfg)) {
+  if (impl_->cfg.name.empty()) impl_->cfg.name = "reorder";
+  impl_->setup(1024, cfg.staging != Staging::direct);
+}
+
+FramePipeline::FramePipeline(Session& session, std::string_view interface, const ReorderConfig& cfg) {
+  Config check = session.config();
+  InterfaceConfig* iface = nullptr;
+  for (auto& i : check.interfaces)
+    if (i.name == interface) iface = &i;
+  if (!iface) throw Error(Errc::not_found, "gpu frame pipeline: no interface '" + std::string(interface) + "'");
+  // Validate this reorder against the session's queues and regions, as the config would be.
+  std::erase_if(iface->rx.reorder, [&](const ReorderConfig& r) { return r.queue == cfg.queue; });
+  iface->rx.reorder.push_back(cfg);
+  check.validate_or_throw();
+  const QueueConfig* q = nullptr;
+  for (const auto& rq : iface->rx.queues)
+    if (rq.id == cfg.queue) q = &rq;
+  const MemoryRegionConfig* samples = nullptr;
+  uint64_t start = 0;
+  for (const auto& name : q->memory_regions) {
+    const MemoryRegionConfig* r = check.find_region(name);
+    if (cfg.payload_offset >= start) samples = r;
+    start += r->buf_size;
+  }
+  const bool copy = cfg.staging == Staging::copy ||
+                    (cfg.staging == Staging::automatic && samples->kind != MemoryKind::device);
+  impl_ = std::make_unique<Impl>(cfg);
+  if (impl_->cfg.name.empty()) impl_->cfg.name = std::string(interface) + "/reorder" + std::to_string(cfg.queue);
+  impl_->setup(q->batch_size, copy);
+}
+
+FramePipeline::~FramePipeline() = default;
+
+void FramePipeline::submit(RxBurst&& burst) noexcept {
+  if (!burst) return;
+  cudaSetDevice(impl_->cfg.gpu);
+  impl_->place_burst(std::move(burst));
+}
+
+Frame FramePipeline::next_frame() noexcept {
+  Impl& m = *impl_;
+  cudaSetDevice(m.cfg.gpu);
+  m.tracker.expire(now_ns());
+  m.take_closed(m.exec->submitted());
+  if (m.building) m.submit_current();  // zeros of frames that just timed out
+  m.retire();
+  if (m.pending_count == 0) return {};
+  const PendingFrame& p = m.pending[m.pending_head];
+  if (m.exec->completed() < p.ready_after) return {};
+  Frame f;
+  f.owner_ = this;
+  f.buffer_ = p.frame.buffer;
+  f.index_ = p.frame.index;
+  f.data_ = m.frames + size_t{p.frame.buffer} * m.frame_bytes;
+  f.bytes_ = m.frame_bytes;
+  f.expected_ = m.cfg.packets_per_frame;
+  f.received_ = p.frame.received;
+  f.missing_ = std::span<const uint64_t>(&m.missing[size_t{p.frame.buffer} * m.tracker.words_per_frame()],
+                                         m.tracker.words_per_frame());
+  m.pending_head = (m.pending_head + 1) % m.pending.size();
+  --m.pending_count;
+  return f;
+}
+
+void FramePipeline::flush() noexcept {
+  Impl& m = *impl_;
+  cudaSetDevice(m.cfg.gpu);
+  m.tracker.close_all();
+  m.take_closed(m.exec->submitted());
+  if (m.building) m.submit_current();
+}
+
+void FramePipeline::synchronize() {
+  cudaSetDevice(impl_->cfg.gpu);
+  impl_->exec->synchronize();
+  impl_->retire();
+}
+
+PipelineStats FramePipeline::stats() const noexcept {
+  PipelineStats s = impl_->stats;
+  const TrackerStats& t = impl_->tracker.stats();
+  s.packets_placed = t.placed;
+  s.duplicate = t.duplicate;
+  s.late = t.late;
+  s.no_buffer = t.no_buffer;
+  s.frames_complete = t.frames_complete;
+  s.frames_incomplete = t.frames_incomplete;
+  s.frames_skipped = t.frames_skipped;
+  s.frames_dropped = t.frames_dropped;
+  s.packets_missing = t.packets_missing;
+  return s;
+}
+
+const ReorderConfig& FramePipeline::config() const noexcept { return impl_->cfg; }
+Stream FramePipeline::stream() const noexcept { return impl_->exec->stream(); }
+size_t FramePipeline::frame_bytes() const noexcept { return impl_->frame_bytes; }
+void FramePipeline::release_frame(uint32_t buffer) noexcept { impl_->tracker.release_buffer(buffer); }
+
+}  // namespace netdaq::gpu

@@ -1,0 +1,40 @@
+// Reading a packet's fields by offset into its UDP payload, across the header-data split
+// (segment 0 then segment 1). Host code, no CUDA: used by the GPU pipeline's CPU side.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "netdaq/burst.h"
+#include "netdaq/sample_format.h"
+
+namespace netdaq::gpu {
+
+// Bytes [offset, offset + n) of the packet when they lie inside one segment; else null
+// (the packet is too short, or the field straddles the split).
+inline const std::byte* packet_bytes(const Packet& p, uint32_t offset, uint32_t n) noexcept {
+  uint32_t start = 0;
+  for (unsigned s = 0; s < p.segments(); ++s) {
+    const auto seg = p.segment(s);
+    const uint32_t len = static_cast<uint32_t>(seg.size());
+    if (offset >= start && uint64_t{offset} + n <= uint64_t{start} + len) return seg.data() + (offset - start);
+    start += len;
+  }
+  return nullptr;
+}
+
+// An unsigned integer of `bytes` (1, 2, 4 or 8) bytes in the given byte order.
+inline uint64_t load_uint(const std::byte* at, unsigned bytes, ByteOrder order) noexcept {
+  uint8_t b[8];
+  std::memcpy(b, at, bytes);
+  uint64_t v = 0;
+  for (unsigned i = 0; i < bytes; ++i) {
+    const unsigned k = order == ByteOrder::little ? bytes - 1 - i : i;
+    v = (v << 8) | b[k];
+  }
+  return v;
+}
+
+}  // namespace netdaq::gpu
