@@ -3,6 +3,7 @@
 
 #include "netdaq/burst.h"
 #include "netdaq/config.h"
+#include "netdaq/gpu.h"
 #include "netdaq/payload.h"
 #include "netdaq/session.h"
 #include "netdaq/stats.h"

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli.h"
+#include "gpu_report.h"
 #include "netdaq/netdaq.h"
 #include "report.h"
 #include "signals.h"
@@ -56,6 +57,26 @@ int run(const RunOptions& o) {
     std::fprintf(stderr, "netdaq run: %s\n", e.what());
     return kExitError;
   }
+  // GPU data plane: a frame pipeline for each rx.reorder entry, fed by its queue's receiver.
+  std::vector<std::unique_ptr<gpu::FramePipeline>> pipelines;
+  std::vector<gpu::FramePipeline*> rx_pipelines;
+  try {
+    for (RxQueue* q : session->rx_queues()) {
+      rx_pipelines.push_back(nullptr);
+      const InterfaceConfig* iface = session->config().find_interface(q->interface());
+      for (const auto& g : iface->rx.reorder) {
+        if (g.queue != q->config().id) continue;
+        pipelines.push_back(std::make_unique<gpu::FramePipeline>(*session, iface->name, g));
+        rx_pipelines.back() = pipelines.back().get();
+      }
+    }
+  } catch (const ConfigError& e) {
+    for (const auto& i : e.issues()) std::fprintf(stderr, "%s\n", i.to_string().c_str());
+    return kExitError;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "netdaq run: %s\n", e.what());
+    return kExitError;
+  }
   const auto& rc = session->config().run;
   const size_t ntx = session->tx_queues().size(), nrx = session->rx_queues().size();
 
@@ -68,6 +89,7 @@ int run(const RunOptions& o) {
   t.drain_ms = rc.drain_ms;
   t.stats_interval_ms = rc.stats_interval_ms;
   t.verify = !o.no_verify;
+  t.rx_pipelines = rx_pipelines;
 
   std::fprintf(out, "netdaq run: %s: %zu tx queue%s, %zu rx queue%s, payload %u B, ",
                session->config().source.c_str(), ntx, ntx == 1 ? "" : "s", nrx, nrx == 1 ? "" : "s", rc.tx_payload_size);
@@ -91,6 +113,7 @@ int run(const RunOptions& o) {
   }
   session->stop();
   print_summary(out, r);
+  print_gpu_summary(out, r);
 
   uint64_t sent = 0;
   for (auto& x : r.tx) sent += x.sent;
@@ -101,6 +124,7 @@ int run(const RunOptions& o) {
                                 {"config", session->config().source},
                                 {"payload_size", rc.tx_payload_size}};
     write_result_json(j, r);
+    if (!r.gpu.empty()) j["gpu"] = gpu_json(r);
     j["ok"] = !loss;
     if (!write_file(o.json, j.dump(2) + "\n")) {
       std::fprintf(stderr, "netdaq run: cannot write %s\n", o.json.c_str());

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstdio>
 #include <memory>
 #include <thread>
 
@@ -180,6 +181,8 @@ struct StreamState {
 
 struct Receiver {
   RxQueue* q = nullptr;
+  gpu::FramePipeline* pipeline = nullptr;  // checked bursts go on to the GPU
+  uint64_t frames_out = 0;
   int cpu = -1;
   std::vector<std::unique_ptr<StreamState>> streams;  // by stream id
   std::vector<StreamState*> active;                   // the non-null entries of streams
@@ -233,7 +236,12 @@ void receiver_loop(Receiver& r, const TrafficOptions& opt, const std::atomic<boo
       ss->tracker.add(h.sequence);
       ss->latency.add(now > h.send_ns ? now - h.send_ns : 0);
     }
-    b.release();
+    if (r.pipeline) {
+      r.pipeline->submit(std::move(b));
+      while (gpu::Frame f = r.pipeline->next_frame()) ++r.frames_out;
+    } else {
+      b.release();
+    }
     uint64_t u = 0, l = 0, o = 0, d = 0, m = r.foreign;
     for (StreamState* s : r.active) {
       u += s->tracker.unique();
@@ -248,6 +256,15 @@ void receiver_loop(Receiver& r, const TrafficOptions& opt, const std::atomic<boo
     r.pub_dups.store(d, std::memory_order_relaxed);
     r.pub_malformed.store(m, std::memory_order_relaxed);
     r.pub_last_ns.store(now, std::memory_order_relaxed);
+  }
+  if (r.pipeline) {  // the rest: frames still open, and GPU work in flight
+    r.pipeline->flush();
+    try {
+      r.pipeline->synchronize();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "netdaq: gpu pipeline of %s: %s\n", r.q->name().c_str(), e.what());
+    }
+    while (gpu::Frame f = r.pipeline->next_frame()) ++r.frames_out;
   }
 }
 
@@ -309,6 +326,7 @@ TrafficResult run_traffic(Session& session, const TrafficOptions& opt, const Liv
     auto r = std::make_unique<Receiver>();
     r->q = rxq[i];
     r->cpu = i < opt.rx_cpu.size() ? opt.rx_cpu[i] : -1;
+    r->pipeline = i < opt.rx_pipelines.size() ? opt.rx_pipelines[i] : nullptr;
     receivers.push_back(std::move(r));
   }
 
@@ -433,6 +451,7 @@ TrafficResult run_traffic(Session& session, const TrafficOptions& opt, const Liv
     x.first_ns = r->first_ns;
     x.last_ns = r->last_ns;
     res.rx.push_back(x);
+    if (r->pipeline) res.gpu.push_back(GpuResult{x.queue, r->pipeline->stats(), r->frames_out, x.seconds});
     for (uint32_t id = 0; id < r->streams.size(); ++id) {
       auto& ss = r->streams[id];
       if (!ss) continue;

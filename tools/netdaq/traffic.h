@@ -75,6 +75,16 @@ struct TrafficOptions {
   std::vector<uint64_t> rx_expected;  // per stream id: expected count (rx-only --count)
   double idle_timeout_s = 0;          // stop this long after the last packet (0: never)
   std::vector<int> tx_cpu, rx_cpu;    // pin thread i (missing / -1: no pinning)
+  // GPU data plane: rx queue i's bursts go to pipeline i after they are checked (null: none).
+  std::vector<gpu::FramePipeline*> rx_pipelines;
+};
+
+// What the GPU pipeline of an rx queue made of its packets.
+struct GpuResult {
+  std::string queue;
+  gpu::PipelineStats stats;
+  uint64_t frames_out = 0;         // frames handed to the application (here: released at once)
+  double seconds = 0;              // first to last packet of the queue
 };
 
 struct TrafficResult {
@@ -82,6 +92,7 @@ struct TrafficResult {
   std::vector<RxResult> rx;
   std::vector<StreamResult> streams;
   std::vector<QueueStats> stats;  // session stats at the end
+  std::vector<GpuResult> gpu;
   double elapsed_s = 0;
   bool interrupted = false;
 

@@ -1,0 +1,52 @@
+// The GPU part of `netdaq run`'s summary: what each rx queue's frame pipeline made of its
+// packets (frames complete and incomplete, every packet accounted for, bytes to the GPU).
+#include "gpu_report.h"
+
+#include "report.h"
+
+namespace netdaq::cli {
+
+void print_gpu_summary(std::FILE* out, const TrafficResult& r) {
+  for (const auto& g : r.gpu) {
+    const auto& s = g.stats;
+    const double gbytes = g.seconds > 0 ? double(s.bytes_to_gpu) / g.seconds / 1e9 : 0;
+    std::fprintf(out,
+                 "  gpu %s: frames %s complete, %s incomplete (%s packets missing, zero-filled), %s skipped, "
+                 "%s dropped; packets %s in, %s placed, %s duplicate, %s late, %s malformed, %s no buffer; "
+                 "%.2f GB/s to GPU in %s jobs (%s waits)\n",
+                 g.queue.c_str(), format_count(s.frames_complete).c_str(), format_count(s.frames_incomplete).c_str(),
+                 format_count(s.packets_missing).c_str(), format_count(s.frames_skipped).c_str(),
+                 format_count(s.frames_dropped).c_str(), format_count(s.packets_in).c_str(),
+                 format_count(s.packets_placed).c_str(), format_count(s.duplicate).c_str(),
+                 format_count(s.late).c_str(), format_count(s.malformed).c_str(), format_count(s.no_buffer).c_str(),
+                 gbytes, format_count(s.jobs).c_str(), format_count(s.waits).c_str());
+  }
+  std::fflush(out);
+}
+
+nlohmann::ordered_json gpu_json(const TrafficResult& r) {
+  auto arr = nlohmann::ordered_json::array();
+  for (const auto& g : r.gpu) {
+    const auto& s = g.stats;
+    arr.push_back({{"rx_queue", g.queue},
+                   {"frames_out", g.frames_out},
+                   {"frames_complete", s.frames_complete},
+                   {"frames_incomplete", s.frames_incomplete},
+                   {"frames_skipped", s.frames_skipped},
+                   {"frames_dropped", s.frames_dropped},
+                   {"packets_in", s.packets_in},
+                   {"packets_placed", s.packets_placed},
+                   {"packets_missing", s.packets_missing},
+                   {"duplicate", s.duplicate},
+                   {"late", s.late},
+                   {"malformed", s.malformed},
+                   {"no_buffer", s.no_buffer},
+                   {"bytes_to_gpu", s.bytes_to_gpu},
+                   {"jobs", s.jobs},
+                   {"waits", s.waits},
+                   {"seconds", g.seconds}});
+  }
+  return arr;
+}
+
+}  // namespace netdaq::cli
