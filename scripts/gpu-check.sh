@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds netdaq on a GPU machine and runs every GPU test, the end-to-end socket -> GPU run
+# and the GPU benchmarks; logs and JSON go to $OUT (or ./out). Used through the `device`
+# tool (docs/gpu.md): the machine has CUDA, yaml-cpp, spdlog and GoogleTest but no package
+# registry, so header-only CLI11 and nlohmann-json travel in .carry/include.
+#   scripts/gpu-check.sh [tests|bench|all]   (default all)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+out=${OUT:-out}
+mkdir -p "$out"
+if [ -d .carry/include ]; then
+  export CPLUS_INCLUDE_PATH=$PWD/.carry/include${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}
+  prefix=(-DCMAKE_PREFIX_PATH=$PWD/.carry -DCLI11_INCLUDE_DIR=$PWD/.carry/include)
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+echo "== configure and build"
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETDAQ_BUILD_BENCH=ON "${prefix[@]}" \
+  > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+grep "netdaq:" "$out/configure.log"
+targets=(netdaq_gpu_tests netdaq_unit_tests netdaq_cli)
+for b in bench/gpu/*.cu; do targets+=("netdaq_$(basename "$b" .cu)"); done
+cmake --build build-gpu -j"$(nproc)" --target "${targets[@]}" > "$out/build.log" 2>&1 \
+  || { grep -E "error|Error" -A3 "$out/build.log" | head -60; exit 1; }
+echo "built: ${targets[*]}"
+rc=0
+if [ "$what" != bench ]; then
+  echo "== GPU tests"
+  build-gpu/tests/gpu/netdaq_gpu_tests 2>&1 | tee "$out/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|gpu [0-9]+:|->|error" | head -80
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  echo "== unit tests (host side, incl. the frame tracker and doorbell ring)"
+  build-gpu/tests/unit/netdaq_unit_tests --gtest_brief=1 > "$out/unit_tests.log" 2>&1 || rc=1
+  tail -3 "$out/unit_tests.log"
+  echo "== netdaq run examples/gpu-frames.yaml (socket loopback -> frames in GPU memory)"
+  build-gpu/tools/netdaq/netdaq run examples/gpu-frames.yaml -q --json "$out/run_gpu_frames.json" 2>&1 | tail -12 || rc=1
+fi
+if [ "$what" != tests ]; then
+  for b in bench/gpu/*.cu; do
+    name=$(basename "$b" .cu)
+    echo "== bench $name"
+    timeout 240 "build-gpu/bench/gpu/netdaq_$name" --json "$out/$name.json" 2>&1 | tee "$out/$name.log" | tail -40 || rc=1
+  done
+fi
+exit $rc
