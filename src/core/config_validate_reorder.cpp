@@ -39,6 +39,14 @@ const MemoryRegionConfig* region_of(Checker& c, const QueueConfig& q, uint64_t o
   for (const auto& name : q.memory_regions)
     if (const auto* r = cfg.find_region(name)) regions.push_back(r);
   if (regions.size() != q.memory_regions.size() || regions.empty()) return nullptr;  // reported by check_queues
+  uint64_t total = 0;
+  for (const auto* r : regions) total += r->buf_size;
+  if (offset + n > total) {
+    c.error(key, std::to_string(offset),
+            what + " ends at byte " + std::to_string(offset + n) + ", beyond the queue's buffers (" +
+                std::to_string(total) + " bytes)");
+    return nullptr;
+  }
   uint64_t start = 0;
   for (const auto* r : regions) {
     if (offset >= start && offset + n <= start + r->buf_size) return r;
@@ -51,9 +59,6 @@ const MemoryRegionConfig* region_of(Checker& c, const QueueConfig& q, uint64_t o
     }
     start += r->buf_size;
   }
-  c.error(key, std::to_string(offset),
-          what + " ends at byte " + std::to_string(offset + n) + ", beyond the queue's buffers (" +
-              std::to_string(start) + " bytes)");
   return nullptr;
 }
 

@@ -28,7 +28,12 @@ std::vector<PoolBudget> pool_budgets(const Config& cfg) {
         for (const auto& q : rx ? iface.rx.queues : iface.tx.queues) {
           for (const auto& name : q.memory_regions) {
             if (name != region.name) continue;
-            b.users.push_back(PoolUser{&iface, &q, rx, buffers_held(q, rx)});
+            uint64_t held = buffers_held(q, rx);
+            // A GPU frame pipeline on the queue keeps bursts until the GPU has read them.
+            if (rx)
+              for (const auto& g : iface.rx.reorder)
+                if (g.queue == q.id) held = add_sat(held, mul_sat(g.bursts_in_flight, q.batch_size));
+            b.users.push_back(PoolUser{&iface, &q, rx, held});
             b.total = add_sat(b.total, b.users.back().buffers);
           }
         }

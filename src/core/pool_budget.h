@@ -15,6 +15,7 @@ namespace netdaq::detail {
 //   rx, worker mode: (ring_depth + 1) * batch_size  (ring full + the burst being filled)
 //   rx, direct mode: ring_depth * batch_size
 //   tx:              ring_depth * batch_size
+// plus, for an rx queue with rx.reorder, bursts_in_flight * batch_size (held by the GPU).
 // Saturates at UINT64_MAX instead of overflowing.
 uint64_t buffers_held(const QueueConfig& q, bool rx) noexcept;
 
@@ -22,7 +23,7 @@ struct PoolUser {
   const InterfaceConfig* iface = nullptr;
   const QueueConfig* queue = nullptr;
   bool rx = true;
-  uint64_t buffers = 0;  // buffers_held(*queue, rx), once per time the queue names the region
+  uint64_t buffers = 0;  // buffers_held(*queue, rx) (+ GPU bursts), once per time the queue names the region
 };
 
 struct PoolBudget {

@@ -18,7 +18,7 @@ class ConfigReorder : public ::testing::Test {
   // A pinned rx queue with a valid reorder (header 24 bytes, 1024 sample bytes).
   static Config valid() {
     Config c;
-    c.memory_regions.push_back({.name = "pinned", .kind = MemoryKind::pinned, .buf_size = 2048, .num_bufs = 4096, .gpu = 0});
+    c.memory_regions.push_back({.name = "pinned", .kind = MemoryKind::pinned, .buf_size = 2048, .num_bufs = 8192, .gpu = 0});
     InterfaceConfig i;
     i.name = "in";
     i.address = "udp://127.0.0.1:5000";
@@ -57,8 +57,8 @@ TEST_F(ConfigReorder, ExampleFileLoads) {
 TEST_F(ConfigReorder, EveryFieldReadsFromYaml) {
   const Config c = Config::parse(R"(
 memory_regions:
-  - {name: hdr, kind: host, buf_size: 64, num_bufs: 1024}
-  - {name: pay, kind: mapped, buf_size: 4096, num_bufs: 1024}
+  - {name: hdr, kind: host, buf_size: 64, num_bufs: 2048}
+  - {name: pay, kind: mapped, gpu: 1, buf_size: 4096, num_bufs: 2048}
 interfaces:
   - name: in
     address: udp://127.0.0.1:5000
@@ -138,7 +138,7 @@ TEST_F(ConfigReorder, SamplesMustFitTheBuffer) {
 
 TEST_F(ConfigReorder, SamplesMustNotStraddleTheHeaderSplit) {
   Config c = valid();
-  c.memory_regions.insert(c.memory_regions.begin(), {.name = "hdr", .buf_size = 64, .num_bufs = 4096});
+  c.memory_regions.insert(c.memory_regions.begin(), {.name = "hdr", .buf_size = 64, .num_bufs = 8192});
   c.interfaces[0].rx.queues[0].memory_regions = {"hdr", "pinned"};
   reorder(c).payload_offset = 24;  // starts in the 64-byte header segment, ends in the payload
   EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].payload_offset").find("inside one segment"), std::string::npos);
@@ -173,6 +173,16 @@ TEST_F(ConfigReorder, SequenceBitsAndWindow) {
   reorder(c).frame_buffers = 2;
   EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].seq_bits").find("8, 16, 32, 64"), std::string::npos);
   EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].frame_buffers").find(">= max_open_frames"), std::string::npos);
+}
+
+TEST_F(ConfigReorder, PoolCountsTheBurstsTheGpuHolds) {
+  Config c = valid();
+  c.memory_regions[0].num_bufs = 64 * 64 + 64;  // ring_depth 64 x 64, plus one burst: not two
+  EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("ring_depth 64 + gpu bursts_in_flight x batch_size 64 = 4224"),
+            std::string::npos)
+      << issue_text(c, "memory_regions[0].num_bufs");
+  c.memory_regions[0].num_bufs = 64 * 66;
+  EXPECT_TRUE(c.validate().empty());
 }
 
 TEST_F(ConfigReorder, OnePerQueue) {
