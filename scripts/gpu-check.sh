@@ -26,6 +26,8 @@ echo "built: ${targets[*]}"
 rc=0
 if [ "$what" != bench ]; then
   echo "== GPU tests"
+  # Lazy module loading can wait forever behind a running persistent kernel: load all up front.
+  export CUDA_MODULE_LOADING=EAGER
   build-gpu/tests/gpu/netdaq_gpu_tests 2>&1 | tee "$out/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|gpu [0-9]+:|->|error" | head -80
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
   echo "== unit tests (host side, incl. the frame tracker and doorbell ring)"
