@@ -1,31 +1,288 @@
 // Device code shared by every way of running a PlaceJob (kernel per burst, CUDA graph,
 // persistent kernel): copy one packet's samples into its output slot, converting formats.
+// Memory-bound: every thread issues up to 4 independent vector loads before its stores.
+// __host__ __device__ so tests can run it on the CPU, one "thread" after another: threads
+// never read what another wrote, so that order gives the same bytes as the GPU.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "gpu/place_job.h"
+#include "gpu/sample_conversion.h"
+#include "gpu/sample_convert.cuh"
 
 namespace netdaq::gpu {
+namespace detail {
 
-// Places entry e with the threads tid = 0..nthreads-1 of the calling group (a block).
-// src == 0 zero-fills the slot. Raw copies move 16 bytes per thread per step when aligned.
-__device__ __forceinline__ void place_entry(const PlaceJob& job, const PlacementEntry& e,
-                                            unsigned tid, unsigned nthreads) {
-  std::byte* dst = job.out + static_cast<uint64_t>(e.dst_slot) * job.out_slot_bytes;
-  const uint32_t n = job.out_slot_bytes;
-  if (e.src == 0) {
-    for (uint32_t i = tid; i < n; i += nthreads) dst[i] = std::byte{0};
-    return;
+constexpr unsigned kUnroll = 4;  // loads in flight per thread per step
+
+template <unsigned V> struct VecOf;
+template <> struct VecOf<16> { using type = uint4; };
+template <> struct VecOf<8> { using type = uint2; };
+template <> struct VecOf<4> { using type = uint32_t; };
+template <> struct VecOf<2> { using type = uint16_t; };
+template <> struct VecOf<1> { using type = uint8_t; };
+
+// Byte swap of every E-byte sample inside a vector (E = 1: none).
+template <unsigned E> NDQ_HD uint32_t swap_e(uint32_t w) {
+  if constexpr (E == 2) return swap_halves(w);
+  else if constexpr (E == 4) return swap_word(w);
+  else return w;
+}
+template <unsigned E> NDQ_HD uint4 swap_e(uint4 v) { return {swap_e<E>(v.x), swap_e<E>(v.y), swap_e<E>(v.z), swap_e<E>(v.w)}; }
+template <unsigned E> NDQ_HD uint2 swap_e(uint2 v) { return {swap_e<E>(v.x), swap_e<E>(v.y)}; }
+template <unsigned E> NDQ_HD uint16_t swap_e(uint16_t v) {
+  return E == 2 ? static_cast<uint16_t>((v >> 8) | (v << 8)) : v;
+}
+template <unsigned E> NDQ_HD uint8_t swap_e(uint8_t v) { return v; }
+
+// nv vectors of V bytes, thread tid of nt taking tid, tid + nt, ...; loads kUnroll, then stores.
+template <unsigned V, unsigned E>
+NDQ_HD void copy_vectors(const std::byte* s, std::byte* d, uint32_t nv, unsigned tid, unsigned nt) {
+  using T = typename VecOf<V>::type;
+  const T* src = reinterpret_cast<const T*>(s);
+  T* dst = reinterpret_cast<T*>(d);
+  for (uint32_t i = tid; i < nv; i += kUnroll * nt) {
+    T r[kUnroll];
+NDQ_UNROLL
+    for (unsigned u = 0; u < kUnroll; ++u)
+      if (i + u * nt < nv) r[u] = load(src + i + u * nt);
+NDQ_UNROLL
+    for (unsigned u = 0; u < kUnroll; ++u)
+      if (i + u * nt < nv) dst[i + u * nt] = swap_e<E>(r[u]);
   }
-  // Placeholder until conversions land: raw byte copy.
-  const std::byte* src = reinterpret_cast<const std::byte*>(e.src);
-  for (uint32_t i = tid; i < n; i += nthreads) dst[i] = src[i];
 }
 
-// The whole job by nblocks groups: group b handles entries b, b + nblocks, ...
+// n bytes (a multiple of E; s and d E-aligned and equal modulo V): E-sized head until d is
+// V-aligned, V-byte body, E-sized tail.
+template <unsigned V, unsigned E>
+NDQ_HD void copy_aligned(const std::byte* s, std::byte* d, uint32_t n, unsigned tid, unsigned nt) {
+  uint32_t head = static_cast<uint32_t>((V - (addr(d) & (V - 1))) & (V - 1));
+  if (head > n) head = n;
+  if (head) copy_vectors<E, E>(s, d, head / E, tid, nt);
+  const uint32_t nv = (n - head) / V;
+  copy_vectors<V, E>(s + head, d + head, nv, tid, nt);
+  const uint32_t done = head + nv * V;
+  if (done < n) copy_vectors<E, E>(s + done, d + done, (n - done) / E, tid, nt);
+}
+
+// Copies n bytes, swapping the bytes of every E-byte sample when E > 1. The vector width is
+// the widest that src and dst share modulo 16; pointers not E-aligned go byte by byte.
+template <unsigned E>
+NDQ_HD void copy_samples(const std::byte* s, std::byte* d, uint32_t n, unsigned tid, unsigned nt) {
+  if (((addr(s) | addr(d)) & (E - 1)) != 0) {
+    for (uint32_t k = tid; k < n / E; k += nt)
+      for (unsigned b = 0; b < E; ++b) d[k * E + b] = static_cast<std::byte>(load_byte(s + k * E + (E - 1 - b)));
+    return;
+  }
+  const uint64_t mis = (addr(s) ^ addr(d)) & 15;
+  if (mis == 0) copy_aligned<16, E>(s, d, n, tid, nt);
+  else if ((mis & 7) == 0) copy_aligned<8, E>(s, d, n, tid, nt);
+  else if ((mis & 3) == 0) copy_aligned<4, E>(s, d, n, tid, nt);
+  else if constexpr (E <= 2) {
+    if ((mis & 1) == 0) copy_aligned<2, E>(s, d, n, tid, nt);
+    else if constexpr (E == 1) copy_aligned<1, 1>(s, d, n, tid, nt);
+  }
+}
+
+NDQ_HD void zero_fill(std::byte* d, uint32_t n, unsigned tid, unsigned nt) {
+  uint32_t head = static_cast<uint32_t>((16 - (addr(d) & 15)) & 15);
+  if (head > n) head = n;
+  for (uint32_t i = tid; i < head; i += nt) d[i] = std::byte{0};
+  const uint32_t nv = (n - head) / 16;
+  uint4* v = reinterpret_cast<uint4*>(d + head);
+  for (uint32_t i = tid; i < nv; i += nt) v[i] = uint4{0, 0, 0, 0};
+  for (uint32_t i = head + nv * 16 + tid; i < n; i += nt) d[i] = std::byte{0};
+}
+
+// Widest power of two (4..cap) dividing p's address; 0 when p is not 4-aligned.
+NDQ_HD unsigned piece_of(const void* p, unsigned cap) {
+  const uint64_t a = addr(p);
+  unsigned piece = 0;
+  for (unsigned v = 4; v <= cap; v *= 2)
+    if ((a & (v - 1)) == 0) piece = v;
+  return piece;
+}
+
+template <unsigned NW>
+NDQ_HD void load_words(const std::byte* p, unsigned piece, uint32_t (&w)[NW]) {
+  if constexpr (NW % 4 == 0) {
+    if (piece == 16) {
+NDQ_UNROLL
+      for (unsigned j = 0; j < NW / 4; ++j) {
+        const uint4 v = load(reinterpret_cast<const uint4*>(p) + j);
+        w[4 * j] = v.x, w[4 * j + 1] = v.y, w[4 * j + 2] = v.z, w[4 * j + 3] = v.w;
+      }
+      return;
+    }
+  }
+  if constexpr (NW % 2 == 0) {
+    if (piece >= 8) {
+NDQ_UNROLL
+      for (unsigned j = 0; j < NW / 2; ++j) {
+        const uint2 v = load(reinterpret_cast<const uint2*>(p) + j);
+        w[2 * j] = v.x, w[2 * j + 1] = v.y;
+      }
+      return;
+    }
+  }
+NDQ_UNROLL
+  for (unsigned j = 0; j < NW; ++j) w[j] = load(reinterpret_cast<const uint32_t*>(p) + j);
+}
+
+template <unsigned NW>
+NDQ_HD void store_words(std::byte* p, unsigned piece, const uint32_t (&w)[NW]) {
+  static_assert(NW % 4 == 0);
+  if (piece == 16) {
+NDQ_UNROLL
+    for (unsigned j = 0; j < NW / 4; ++j)
+      reinterpret_cast<uint4*>(p)[j] = uint4{w[4 * j], w[4 * j + 1], w[4 * j + 2], w[4 * j + 3]};
+  } else if (piece == 8) {
+NDQ_UNROLL
+    for (unsigned j = 0; j < NW / 2; ++j) reinterpret_cast<uint2*>(p)[j] = uint2{w[2 * j], w[2 * j + 1]};
+  } else {
+NDQ_UNROLL
+    for (unsigned j = 0; j < NW; ++j) reinterpret_cast<uint32_t*>(p)[j] = w[j];
+  }
+}
+
+// n samples In -> Out. Whole chunks of 8 samples move as words when src and dst are 4-aligned;
+// the rest (or everything, when misaligned) sample by sample.
+template <SampleFormat In, SampleFormat Out, bool Big>
+NDQ_HD void convert_samples(const std::byte* s, std::byte* d, uint32_t n, unsigned tid, unsigned nt) {
+  constexpr unsigned IW = chunk_words<In>, OW = chunk_words<Out>;
+  const unsigned pin = piece_of(s, IW * 4 < 16 ? IW * 4 : 16), pout = piece_of(d, 16);
+  uint32_t first = 0;  // first sample of the sample-by-sample part
+  if (pin && pout) {
+    const uint32_t nc = n / 8;
+    for (uint32_t i = tid; i < nc; i += kUnroll * nt) {
+      uint32_t w[kUnroll][IW];
+NDQ_UNROLL
+      for (unsigned u = 0; u < kUnroll; ++u)
+        if (i + u * nt < nc) load_words(s + uint64_t{i + u * nt} * (IW * 4), pin, w[u]);
+NDQ_UNROLL
+      for (unsigned u = 0; u < kUnroll; ++u) {
+        if (i + u * nt < nc) {
+          float f[8];
+          uint32_t o[OW];
+          decode_chunk<In, Big>(w[u], f);
+          encode_chunk<Out>(f, o);
+          store_words(d + uint64_t{i + u * nt} * (OW * 4), pout, o);
+        }
+      }
+    }
+    first = nc * 8;
+  }
+  const bool aligned = (addr(d) & (bits_of(Out) / 8 - 1)) == 0;
+  for (uint32_t k = first + tid; k < n; k += nt) store_sample<Out>(d, k, decode_sample<In, Big>(s, k), aligned);
+}
+
+// The per-packet work of one conversion, its sizes fixed for the whole job.
+// threads(): how many threads one packet keeps busy with kUnroll loads each.
+template <unsigned E>
+struct CopyPath {
+  uint32_t n;  // bytes
+  NDQ_HD uint32_t threads() const { return (n + 16 * kUnroll - 1) / (16 * kUnroll); }
+  NDQ_HD void operator()(const std::byte* s, std::byte* d, unsigned tid, unsigned nt) const {
+    copy_samples<E>(s, d, n, tid, nt);
+  }
+};
+template <SampleFormat In, SampleFormat Out, bool Big>
+struct ConvertPath {
+  uint32_t n;  // samples
+  NDQ_HD uint32_t threads() const { return (n + 8 * kUnroll - 1) / (8 * kUnroll); }
+  NDQ_HD void operator()(const std::byte* s, std::byte* d, unsigned tid, unsigned nt) const {
+    convert_samples<In, Out, Big>(s, d, n, tid, nt);
+  }
+};
+struct ZeroPath {  // unsupported pair: every slot zero-filled
+  uint32_t n;
+  NDQ_HD uint32_t threads() const { return (n + 16 * kUnroll - 1) / (16 * kUnroll); }
+  NDQ_HD void operator()(const std::byte*, std::byte* d, unsigned tid, unsigned nt) const { zero_fill(d, n, tid, nt); }
+};
+
+// Calls run(path) with the path object for the job's formats (one switch per job, not per packet).
+template <class Run>
+NDQ_HD void with_path(const PlaceJob& job, Run&& run) {
+  const Conversion c = conversion_of(job.in_format, job.out_format, job.in_order);
+  const uint64_t conv = converted_size(job.in_bytes, job.in_format, job.out_format);
+  const uint32_t n = static_cast<uint32_t>(conv < job.out_slot_bytes ? conv : job.out_slot_bytes);
+  if (c == Conversion::copy) return run(CopyPath<1>{n});
+  if (c == Conversion::swap16) return run(CopyPath<2>{n & ~1u});
+  if (c == Conversion::swap32) return run(CopyPath<4>{n & ~3u});
+  if (c == Conversion::unsupported) return run(ZeroPath{job.out_slot_bytes});
+  const uint64_t in_n = uint64_t{job.in_bytes} * 8 / bits_of(job.in_format);
+  const uint64_t out_n = uint64_t{job.out_slot_bytes} * 8 / bits_of(job.out_format);
+  const uint32_t ns = static_cast<uint32_t>(in_n < out_n ? in_n : out_n);
+  using F = SampleFormat;
+  const bool big = job.in_order == ByteOrder::big;
+#define NDQ_OUTS(IN, BIG)                                                    \
+  switch (job.out_format) {                                                  \
+    case F::fp16: return run(ConvertPath<IN, F::fp16, BIG>{ns});             \
+    case F::bf16: return run(ConvertPath<IN, F::bf16, BIG>{ns});             \
+    default: return run(ConvertPath<IN, F::fp32, BIG>{ns});                  \
+  }
+  if (job.in_format == F::int4) NDQ_OUTS(F::int4, false)
+  if (job.in_format == F::int8) NDQ_OUTS(F::int8, false)
+  if (big) NDQ_OUTS(F::int16, true)
+  NDQ_OUTS(F::int16, false)
+#undef NDQ_OUTS
+}
+
+template <class Path>
+NDQ_HD void place_with(const PlaceJob& job, const PlacementEntry& e, const Path& path, unsigned tid, unsigned nt) {
+  std::byte* dst = job.out + static_cast<uint64_t>(e.dst_slot) * job.out_slot_bytes;
+  if (e.src == 0) zero_fill(dst, job.out_slot_bytes, tid, nt);
+  else path(reinterpret_cast<const std::byte*>(e.src), dst, tid, nt);
+}
+
+// Threads per packet: enough that each has about kUnroll loads (path.threads()), more when
+// the job is small enough for every packet to get more threads at once (a whole block per
+// packet for a burst of up to nblocks packets), never more than a block. Groups are powers
+// of two; group g of block b takes entries b * groups + g, then every nblocks * groups further.
+struct JobRun {
+  const PlaceJob& job;
+  unsigned block, nblocks, tid, nthreads;
+  template <class Path>
+  NDQ_HD void operator()(const Path& path) const {
+    const uint64_t spare = job.count ? uint64_t{nblocks} * nthreads / job.count : nthreads;  // threads per packet if all at once
+    const uint64_t want = spare > path.threads() ? spare : path.threads();
+    unsigned size = 1;
+    while (size * 2 <= want && size * 2 <= nthreads) size *= 2;
+    const unsigned groups = nthreads / size, g = tid / size;
+    if (g >= groups) return;  // threads left over when size does not divide nthreads
+    const uint64_t stride = uint64_t{nblocks} * groups;
+    for (uint64_t i = uint64_t{block} * groups + g; i < job.count; i += stride)
+      place_with(job, job.entries[i], path, tid - g * size, size);
+  }
+};
+
+struct EntryOnce {
+  const PlaceJob& job;
+  const PlacementEntry& e;
+  unsigned tid, nthreads;
+  template <class Path>
+  NDQ_HD void operator()(const Path& path) const { place_with(job, e, path, tid, nthreads); }
+};
+
+}  // namespace detail
+
+// Places entry e with the threads tid = 0..nthreads-1 of the calling group (a warp, a block
+// or part of one). src == 0, or a pair conversion_of() calls unsupported, zero-fills the
+// slot. Otherwise it writes min(converted size, out_slot_bytes) bytes, in whole samples.
+NDQ_HD void place_entry(const PlaceJob& job, const PlacementEntry& e, unsigned tid, unsigned nthreads) {
+  detail::with_path(job, detail::EntryOnce{job, e, tid, nthreads});
+}
+
+// The whole job by nblocks blocks of nthreads threads, each block splitting into groups of
+// threads, one packet per group at a time (see JobRun). The format switch is outside the entry loop: each path's
+// loop is compiled on its own, which keeps registers low.
+NDQ_HD void place_job_threads(const PlaceJob& job, unsigned block, unsigned nblocks, unsigned tid, unsigned nthreads) {
+  detail::with_path(job, detail::JobRun{job, block, nblocks, tid, nthreads});
+}
+
 __device__ __forceinline__ void place_job(const PlaceJob& job, unsigned block, unsigned nblocks) {
-  for (uint32_t i = block; i < job.count; i += nblocks) place_entry(job, job.entries[i], threadIdx.x, blockDim.x);
+  place_job_threads(job, block, nblocks, threadIdx.x, blockDim.x);
 }
 
 }  // namespace netdaq::gpu
