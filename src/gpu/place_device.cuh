@@ -49,7 +49,7 @@ NDQ_UNROLL
       if (i + u * nt < nv) r[u] = load(src + i + u * nt);
 NDQ_UNROLL
     for (unsigned u = 0; u < kUnroll; ++u)
-      if (i + u * nt < nv) dst[i + u * nt] = swap_e<E>(r[u]);
+      if (i + u * nt < nv) store(dst + i + u * nt, swap_e<E>(r[u]));
   }
 }
 
@@ -91,7 +91,7 @@ NDQ_HD void zero_fill(std::byte* d, uint32_t n, unsigned tid, unsigned nt) {
   for (uint32_t i = tid; i < head; i += nt) d[i] = std::byte{0};
   const uint32_t nv = (n - head) / 16;
   uint4* v = reinterpret_cast<uint4*>(d + head);
-  for (uint32_t i = tid; i < nv; i += nt) v[i] = uint4{0, 0, 0, 0};
+  for (uint32_t i = tid; i < nv; i += nt) store(v + i, uint4{0, 0, 0, 0});
   for (uint32_t i = head + nv * 16 + tid; i < n; i += nt) d[i] = std::byte{0};
 }
 
@@ -136,13 +136,13 @@ NDQ_HD void store_words(std::byte* p, unsigned piece, const uint32_t (&w)[NW]) {
   if (piece == 16) {
 NDQ_UNROLL
     for (unsigned j = 0; j < NW / 4; ++j)
-      reinterpret_cast<uint4*>(p)[j] = uint4{w[4 * j], w[4 * j + 1], w[4 * j + 2], w[4 * j + 3]};
+      store(reinterpret_cast<uint4*>(p) + j, uint4{w[4 * j], w[4 * j + 1], w[4 * j + 2], w[4 * j + 3]});
   } else if (piece == 8) {
 NDQ_UNROLL
-    for (unsigned j = 0; j < NW / 2; ++j) reinterpret_cast<uint2*>(p)[j] = uint2{w[2 * j], w[2 * j + 1]};
+    for (unsigned j = 0; j < NW / 2; ++j) store(reinterpret_cast<uint2*>(p) + j, uint2{w[2 * j], w[2 * j + 1]});
   } else {
 NDQ_UNROLL
-    for (unsigned j = 0; j < NW; ++j) reinterpret_cast<uint32_t*>(p)[j] = w[j];
+    for (unsigned j = 0; j < NW; ++j) store(reinterpret_cast<uint32_t*>(p) + j, w[j]);
   }
 }
 

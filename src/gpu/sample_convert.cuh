@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "gpu/sample_conversion.h"
@@ -24,6 +26,18 @@ namespace netdaq::gpu::detail {
 
 NDQ_HD uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
+// The GPU faults on a misaligned access where the CPU does not: the CPU run of this code
+// (tests) checks every typed access so it catches what the GPU would.
+template <class T>
+NDQ_HD void check_aligned(const T* p) {
+#ifndef __CUDA_ARCH__
+  if (addr(p) % alignof(T) != 0) {
+    std::fprintf(stderr, "place_device: misaligned %zu-byte access at %p\n", sizeof(T), static_cast<const void*>(p));
+    std::abort();
+  }
+#endif
+}
+
 // Loads bypass L1 (ld.global.cg): a persistent kernel sees packet buffers that the host or
 // the NIC rewrote since an earlier job, and L1 is not coherent with them.
 template <class T>
@@ -31,8 +45,14 @@ NDQ_HD T load(const T* p) {
 #ifdef __CUDA_ARCH__
   return __ldcg(p);
 #else
+  check_aligned(p);
   return *p;
 #endif
+}
+template <class T>
+NDQ_HD void store(T* p, T v) {
+  check_aligned(p);
+  *p = v;
 }
 NDQ_HD uint8_t load_byte(const std::byte* p) { return load(reinterpret_cast<const uint8_t*>(p)); }
 
@@ -130,14 +150,14 @@ NDQ_HD void store_sample(std::byte* dst, uint32_t k, float f, bool aligned) {
   if constexpr (Out == SampleFormat::fp32) {
     const uint32_t v = float_bits(f);
     if (aligned) {
-      reinterpret_cast<uint32_t*>(dst)[k] = v;
+      store(reinterpret_cast<uint32_t*>(dst) + k, v);
     } else {
       for (unsigned b = 0; b < 4; ++b) dst[4 * k + b] = static_cast<std::byte>(v >> (8 * b));
     }
   } else {
     const uint32_t v = Out == SampleFormat::fp16 ? half_bits(f) : bf16_bits(f);
     if (aligned) {
-      reinterpret_cast<uint16_t*>(dst)[k] = static_cast<uint16_t>(v);
+      store(reinterpret_cast<uint16_t*>(dst) + k, static_cast<uint16_t>(v));
     } else {
       dst[2 * k] = static_cast<std::byte>(v);
       dst[2 * k + 1] = static_cast<std::byte>(v >> 8);
