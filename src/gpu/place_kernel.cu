@@ -8,7 +8,7 @@ namespace {
 
 // __grid_constant__: the job stays in the parameter bank; place_job's reference to it needs
 // no local copy.
-__global__ void __launch_bounds__(kPlaceThreads) place_kernel_fn(const __grid_constant__ PlaceJob job) {
+__global__ void __launch_bounds__(kPlaceThreads, 4) place_kernel_fn(const __grid_constant__ PlaceJob job) {
   place_job(job, blockIdx.x, gridDim.x);
 }
 
