@@ -30,6 +30,11 @@ void check_regions(Checker& c) {
     if (is_gpu_kind(r.kind) && r.gpu < 0)
       c.error(path + ".gpu", std::to_string(r.gpu),
               std::string("is required for kind ") + to_string(r.kind) + ": must be a GPU index >= 0");
+    // A GPU index on a host kind is a mistake (wrong kind?), not something to ignore.
+    if (r.gpu >= 0 && (r.kind == MemoryKind::host || r.kind == MemoryKind::huge))
+      c.error(path + ".gpu", std::to_string(r.gpu),
+              std::string("applies only to kinds pinned, mapped and device (this region is kind ") +
+                  to_string(r.kind) + "): remove it, or choose one of those kinds");
   }
 }
 

@@ -44,6 +44,11 @@ std::unique_ptr<MemoryRegion> map_anonymous(const MemoryRegionConfig& cfg, size_
 
 }  // namespace
 
+DmaBuf MemoryRegion::export_dmabuf() const {
+  throw Error(Errc::unsupported, "memory region '" + name_ + "': kind " + to_string(kind_) +
+                                     " cannot be exported as a dma-buf (only kind device can)");
+}
+
 size_t buffer_stride(uint32_t buf_size) noexcept { return (size_t{buf_size} + 63) / 64 * 64; }
 
 void register_region_allocator(MemoryKind kind, RegionAllocator alloc) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -10,6 +11,19 @@
 
 namespace netdaq::detail {
 
+// A dma-buf that exports a region's memory; fd is owned (closed) by the caller.
+struct DmaBuf {
+  int fd = -1;
+  uint64_t offset = 0;  // where the region starts within the dma-buf
+  size_t size = 0;
+};
+
+// NIC registration hooks (GPUDirect RDMA): engines that let the NIC write into GPU memory ask
+// gpudirect_path() how. "dmabuf": export_dmabuf() and register the fd (rdma engine:
+// ibv_reg_dmabuf_mr; dpdk engine: rte_extmem_register + rte_dev_dma_map of base()).
+// "peermem": nvidia_peermem lets the NIC driver pin base() directly (ibv_reg_mr).
+// "none": the NIC cannot reach this GPU memory. Host memory (host, huge, pinned, mapped)
+// needs none of this: the NIC reaches it like any host memory.
 class MemoryRegion {
  public:
   virtual ~MemoryRegion() = default;
@@ -18,6 +32,11 @@ class MemoryRegion {
   MemoryKind kind() const noexcept { return kind_; }      // what was actually allocated
   const std::string& name() const noexcept { return name_; }
   bool cpu_accessible() const noexcept { return kind_ != MemoryKind::device; }
+
+  virtual int gpu() const noexcept { return -1; }  // the GPU of pinned/mapped/device kinds
+  // Throws Error(unsupported) for host kinds and for GPUs that cannot export dma-bufs.
+  virtual DmaBuf export_dmabuf() const;
+  virtual const char* gpudirect_path() const noexcept { return "none"; }
 
  protected:
   MemoryRegion(std::string name, MemoryKind kind, std::byte* base, size_t size)

@@ -110,6 +110,15 @@ TEST(Cli, VersionListsSocketEngine) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex("engines:.*\\bsocket\\b"))) << r.out;
 }
 
+TEST(Cli, VersionSaysWhatGpuItCanUse) {
+  auto r = run_cli({"--version"});
+  EXPECT_EQ(r.status, 0) << r.out;
+  const std::regex gpu_line(
+      "\\ngpu: (not built in|built in, no usable GPU \\(.+\\)|"
+      "[0-9]+: .+ \\(cc [0-9]+\\.[0-9]+, [0-9]+ GiB, dma-buf (yes|no), peermem (yes|no)\\))(\\n|$)");
+  EXPECT_TRUE(std::regex_search(r.out, gpu_line)) << r.out;
+}
+
 TEST(Cli, HelpListsSubcommands) {
   auto r = run_cli({"--help"});
   EXPECT_EQ(r.status, 0);

@@ -3,13 +3,31 @@
 #include <string>
 
 #include "cli.h"
+#include "netdaq/gpu.h"
 #include "netdaq/netdaq.h"
 
 namespace {
+// One "gpu:" line per usable GPU, or one saying why there is none.
+std::string gpu_text() {
+  namespace gpu = netdaq::gpu;
+  if (!gpu::built_in()) return "\ngpu: not built in";
+  const auto devs = gpu::devices();
+  if (devs.empty()) return "\ngpu: built in, no usable GPU (" + gpu::unavailable_reason() + ")";
+  std::string s;
+  for (const auto& d : devs) {
+    char gib[32];
+    std::snprintf(gib, sizeof gib, "%.0f", static_cast<double>(d.memory_bytes) / double(1ull << 30));
+    s += "\ngpu: " + std::to_string(d.index) + ": " + d.name + " (cc " + std::to_string(d.compute_major) + "." +
+         std::to_string(d.compute_minor) + ", " + gib + " GiB, dma-buf " + (d.dmabuf ? "yes" : "no") +
+         ", peermem " + (d.peermem ? "yes" : "no") + ")";
+  }
+  return s;
+}
+
 std::string version_text() {
   std::string s = std::string("netdaq ") + netdaq::version() + "\nengines:";
   for (const auto& e : netdaq::engines()) s += " " + e;
-  return s;
+  return s + gpu_text();
 }
 }  // namespace
 
