@@ -31,7 +31,7 @@ Config make_config(const E2eCase& c, uint16_t port) {
   const uint32_t header = c.split ? 64 : 24;  // split: the netdaq header plus pattern bytes up to 64
   if (c.split) cfg.memory_regions.push_back({.name = "hdr", .kind = MemoryKind::host, .buf_size = 64, .num_bufs = 8192});
   cfg.memory_regions.push_back({.name = "rx", .kind = c.kind, .buf_size = 2048, .num_bufs = 8192, .gpu = 0});
-  cfg.memory_regions.push_back({.name = "tx", .buf_size = 2048, .num_bufs = 1024});
+  cfg.memory_regions.push_back({.name = "tx", .buf_size = 2048, .num_bufs = 4096});
   InterfaceConfig rx;
   rx.name = "rx";
   rx.address = "udp://127.0.0.1:" + std::to_string(port);
