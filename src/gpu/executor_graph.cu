@@ -6,26 +6,18 @@
 // queued) and the job then sits in the kernel's parameter bank exactly as with a plain
 // launch, while a mapped slot would cost every block a dependent PCIe read (~1 us) before it
 // can start, and depth graph instances instead of one.
-#include <optional>
-
-#include "gpu/cuda_check.h"
 #include "gpu/executors.h"
-#include "gpu/job_events.h"
-#include "gpu/place_kernel.h"
+#include "gpu/stream_executor.h"
 
 namespace netdaq::gpu {
 namespace {
 
 constexpr const char* kWho = "gpu executor (graph)";
 
-class GraphExecutor final : public PlaceExecutor {
+class GraphExecutor final : public StreamExecutor {
  public:
-  explicit GraphExecutor(const ExecutorOptions& o) {
-    use_device(o.gpu, kWho);
-    max_grid_ = place_max_grid(o.gpu);
+  explicit GraphExecutor(const ExecutorOptions& o) : StreamExecutor(o, kWho) {
     try {
-      check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), std::string(kWho) + ": cudaStreamCreate");
-      events_.emplace(o.depth, kWho);
       build();
     } catch (...) {
       release();
@@ -34,39 +26,22 @@ class GraphExecutor final : public PlaceExecutor {
   }
 
   ~GraphExecutor() override {
-    if (stream_) cudaStreamSynchronize(stream_);  // jobs in flight may reference memory freed next
+    cudaStreamSynchronize(stream_);  // jobs in flight may reference memory freed next
     release();
   }
 
-  bool submit(const PlaceJob& job) noexcept override {
-    if (!events_->has_room()) return false;
-    void* args[] = {const_cast<PlaceJob*>(&job)};  // copied by the call below
-    params_.kernelParams = args;
-    params_.gridDim = dim3(place_grid(job.count, max_grid_));
-    cudaError_t err = cudaGraphExecKernelNodeSetParams(exec_, node_, &params_);
-    params_.kernelParams = nullptr;
-    if (err == cudaSuccess) err = cudaGraphLaunch(exec_, stream_);
-    if (err == cudaSuccess) err = events_->record(stream_);
-    if (err != cudaSuccess) {
-      events_->set_fault(err);
-      return false;
-    }
-    return true;
-  }
-
-  uint64_t completed() noexcept override { return events_->reap(); }
-  uint64_t submitted() const noexcept override { return events_->submitted(); }
-
-  void synchronize() override {
-    check(cudaStreamSynchronize(stream_), std::string(kWho) + ": cudaStreamSynchronize");
-    events_->reap();
-    events_->throw_if_fault();
-  }
-
-  cudaStream_t stream() const noexcept override { return stream_; }
   LaunchMode mode() const noexcept override { return LaunchMode::graph; }
 
  private:
+  cudaError_t enqueue(const PlaceJob& job, uint32_t grid) noexcept override {
+    void* args[] = {const_cast<PlaceJob*>(&job)};  // copied by the call below
+    params_.kernelParams = args;
+    params_.gridDim = dim3(grid);
+    cudaError_t err = cudaGraphExecKernelNodeSetParams(exec_, node_, &params_);
+    params_.kernelParams = nullptr;
+    return err == cudaSuccess ? cudaGraphLaunch(exec_, stream_) : err;
+  }
+
   void build() {
     const std::string who(kWho);
     check(cudaGraphCreate(&graph_, 0), who + ": cudaGraphCreate");
@@ -90,20 +65,14 @@ class GraphExecutor final : public PlaceExecutor {
   void release() noexcept {
     if (exec_) cudaGraphExecDestroy(exec_);
     if (graph_) cudaGraphDestroy(graph_);
-    events_.reset();
-    if (stream_) cudaStreamDestroy(stream_);
     exec_ = nullptr;
     graph_ = nullptr;
-    stream_ = nullptr;
   }
 
-  cudaStream_t stream_ = nullptr;
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
   cudaGraphNode_t node_ = nullptr;
   cudaKernelNodeParams params_{};
-  std::optional<JobEvents> events_;
-  uint32_t max_grid_ = 1;
 };
 
 }  // namespace

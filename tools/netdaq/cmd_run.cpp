@@ -48,19 +48,11 @@ int run(const RunOptions& o) {
 
   install_stop_signals();
   std::unique_ptr<Session> session;
-  try {
-    session = std::make_unique<Session>(cfg);
-  } catch (const ConfigError& e) {
-    for (const auto& i : e.issues()) std::fprintf(stderr, "%s\n", i.to_string().c_str());
-    return kExitError;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "netdaq run: %s\n", e.what());
-    return kExitError;
-  }
   // GPU data plane: a frame pipeline for each rx.reorder entry, fed by its queue's receiver.
   std::vector<std::unique_ptr<gpu::FramePipeline>> pipelines;
   std::vector<gpu::FramePipeline*> rx_pipelines;
   try {
+    session = std::make_unique<Session>(cfg);
     for (RxQueue* q : session->rx_queues()) {
       rx_pipelines.push_back(nullptr);
       const InterfaceConfig* iface = session->config().find_interface(q->interface());
