@@ -181,6 +181,26 @@ TEST(Cli, RunHeaderSplitWithoutLoss) {
   EXPECT_NE(r.out.find("lost 0, drops 0, malformed 0"), std::string::npos) << r.out;
 }
 
+// The GPU example: frames in GPU memory where a GPU is usable; elsewhere (CI) a clear error
+// that names the region and why, and exit status 1 before any traffic.
+TEST(Cli, RunGpuFramesOrSayWhyNot) {
+  const auto json = temp_path("gpu.json");
+  auto r = run_cli({"run", example("gpu-frames.yaml"), "--duration", "1", "-q", "--expect-no-loss", "--json", json.string()});
+  if (r.status == 1) {
+    EXPECT_NE(r.out.find("memory region 'rx_bufs'"), std::string::npos) << r.out;
+    EXPECT_TRUE(r.out.find("no usable GPU") != std::string::npos || r.out.find("none is usable") != std::string::npos ||
+                r.out.find("no GPU support") != std::string::npos)
+        << r.out;
+    return;
+  }
+  EXPECT_EQ(r.status, 0) << r.out;
+  const std::string j = read_file(json);
+  EXPECT_GT(json_int(j, "frames_complete"), 0) << j;
+  EXPECT_EQ(json_int(j, "packets_in"), json_int(j, "packets_placed")) << j;
+  EXPECT_EQ(json_int(j, "rx_packets"), json_int(j, "packets_in")) << j;
+  fs::remove(json);
+}
+
 TEST(Cli, RunBuiltInDefault) {
   auto r = run_cli({"run", "--duration", "0.5", "--expect-no-loss", "--json", "-"});
   EXPECT_EQ(r.status, 0) << r.out;
