@@ -146,32 +146,50 @@ NDQ_UNROLL
   }
 }
 
-// n samples In -> Out. Whole chunks of 8 samples move as words when src and dst are 4-aligned;
-// the rest (or everything, when misaligned) sample by sample.
+// Loads per thread per step of a conversion: enough for ~64 bytes of input in flight, at
+// least 4 and at most 8 (8 x 16-byte output vectors; registers stay under the 64 that
+// __launch_bounds__(256, 4) allows).
+template <SampleFormat In, SampleFormat Out>
+constexpr unsigned unit_unroll = 64 / unit_in_bytes<In, Out> < 4 ? 4 : 64 / unit_in_bytes<In, Out> > 8 ? 8
+                                 : 64 / unit_in_bytes<In, Out>;
+
+// The unit's input: 2 bytes (int4 -> fp32) or whole words, as wide as `piece` allows.
+template <unsigned IB, unsigned NW>
+NDQ_HD void load_unit(const std::byte* p, unsigned piece, uint32_t (&w)[NW]) {
+  if constexpr (IB == 2) w[0] = load(reinterpret_cast<const uint16_t*>(p));
+  else load_words(p, piece, w);
+}
+
+// n samples In -> Out. Whole units (the samples of one 16-byte output vector) when src is
+// aligned to the unit's input word (4 bytes, 2 for a 2-byte unit) and dst to 4 bytes: thread
+// tid of nt takes units tid, tid + nt, ..., so a warp's loads and its 16-byte stores are
+// contiguous; it issues all its U loads before converting and storing. The rest (or
+// everything, when misaligned) goes sample by sample.
 template <SampleFormat In, SampleFormat Out, bool Big>
 NDQ_HD void convert_samples(const std::byte* s, std::byte* d, uint32_t n, unsigned tid, unsigned nt) {
-  constexpr unsigned IW = chunk_words<In>, OW = chunk_words<Out>;
-  const unsigned pin = piece_of(s, IW * 4 < 16 ? IW * 4 : 16), pout = piece_of(d, 16);
+  constexpr unsigned S = unit_samples<Out>, IB = unit_in_bytes<In, Out>, IW = unit_in_words<In, Out>;
+  constexpr unsigned U = unit_unroll<In, Out>, in_align = IB < 4 ? IB : 4;
+  const unsigned pin = IB < 4 ? IB : piece_of(s, IB < 16 ? IB : 16), pout = piece_of(d, 16);
   uint32_t first = 0;  // first sample of the sample-by-sample part
-  if (pin && pout) {
-    const uint32_t nc = n / 8;
-    for (uint32_t i = tid; i < nc; i += kUnroll * nt) {
-      uint32_t w[kUnroll][IW];
+  if ((addr(s) & (in_align - 1)) == 0 && pin && pout) {
+    const uint32_t nu = n / S;
+    for (uint32_t i = tid; i < nu; i += U * nt) {
+      uint32_t w[U][IW];
 NDQ_UNROLL
-      for (unsigned u = 0; u < kUnroll; ++u)
-        if (i + u * nt < nc) load_words(s + uint64_t{i + u * nt} * (IW * 4), pin, w[u]);
+      for (unsigned u = 0; u < U; ++u)
+        if (i + u * nt < nu) load_unit<IB>(s + uint64_t{i + u * nt} * IB, pin, w[u]);
 NDQ_UNROLL
-      for (unsigned u = 0; u < kUnroll; ++u) {
-        if (i + u * nt < nc) {
-          float f[8];
-          uint32_t o[OW];
-          decode_chunk<In, Big>(w[u], f);
-          encode_chunk<Out>(f, o);
-          store_words(d + uint64_t{i + u * nt} * (OW * 4), pout, o);
+      for (unsigned u = 0; u < U; ++u) {
+        if (i + u * nt < nu) {
+          float f[S];
+          uint32_t o[4];
+          decode_unit<In, Big>(w[u], f);
+          encode_unit<Out>(f, o);
+          store_words(d + uint64_t{i + u * nt} * 16, pout, o);
         }
       }
     }
-    first = nc * 8;
+    first = nu * S;
   }
   const bool aligned = (addr(d) & (bits_of(Out) / 8 - 1)) == 0;
   for (uint32_t k = first + tid; k < n; k += nt) store_sample<Out>(d, k, decode_sample<In, Big>(s, k), aligned);
@@ -190,7 +208,9 @@ struct CopyPath {
 template <SampleFormat In, SampleFormat Out, bool Big>
 struct ConvertPath {
   uint32_t n;  // samples
-  NDQ_HD uint32_t threads() const { return (n + 8 * kUnroll - 1) / (8 * kUnroll); }
+  // Sized by the output: one thread per U output vectors of 16 bytes.
+  static constexpr uint32_t kPerThread = unit_samples<Out> * unit_unroll<In, Out>;
+  NDQ_HD uint32_t threads() const { return (n + kPerThread - 1) / kPerThread; }
   NDQ_HD void operator()(const std::byte* s, std::byte* d, unsigned tid, unsigned nt) const {
     convert_samples<In, Out, Big>(s, d, n, tid, nt);
   }

@@ -1,4 +1,4 @@
-// Sample conversions of place_entry, one group of 8 samples (a "chunk") or one sample at a
+// Sample conversions of place_entry, one 16-byte output vector (a "unit") or one sample at a
 // time. __host__ __device__ so the CPU can run the same code in tests (tests/gpu/
 // place_emulation_test.cu); intrinsics have plain C++ stand-ins on the host side.
 #pragma once
@@ -90,43 +90,114 @@ NDQ_HD float signed_field(uint32_t w, unsigned shift) {
   return static_cast<float>(static_cast<int32_t>(w << (32 - Bits - shift)) >> (32 - Bits));
 }
 
-// A chunk is 8 samples: bits_of(f) bytes of input, bits_of(f)/4 32-bit words.
-template <SampleFormat F>
-constexpr unsigned chunk_words = bits_of(F) / 4;
+// __byte_perm on both sides (selector nibbles 0-7 only; the sign-replicate bit is not used),
+// so the CPU runs of the device code exercise the same selectors the GPU does.
+NDQ_HD uint32_t perm(uint32_t x, uint32_t y, uint32_t sel) {
+#ifdef __CUDA_ARCH__
+  return __byte_perm(x, y, sel);
+#else
+  const uint64_t xy = (uint64_t{y} << 32) | x;
+  uint32_t r = 0;
+  for (unsigned i = 0; i < 4; ++i) r |= static_cast<uint32_t>((xy >> (8 * ((sel >> (4 * i)) & 7))) & 0xFF) << (8 * i);
+  return r;
+#endif
+}
 
-// 8 samples from the chunk's words (loaded little-endian). int4: low nibble first.
-template <SampleFormat In, bool Big>
-NDQ_HD void decode_chunk(const uint32_t (&w)[chunk_words<In>], float (&f)[8]) {
+NDQ_HD float bits_float(uint32_t u) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+#endif
+}
+
+// A unit is the samples of one 16-byte output vector (fp32: 4, fp16/bf16: 8), so that the
+// threads of a warp store consecutive 16-byte vectors (fully coalesced) and load consecutive
+// input pieces of unit_in_bytes (2..16 bytes).
+template <SampleFormat Out>
+constexpr unsigned unit_samples = 128 / bits_of(Out);
+template <SampleFormat In, SampleFormat Out>
+constexpr unsigned unit_in_bytes = unit_samples<Out> * bits_of(In) / 8;
+template <SampleFormat In, SampleFormat Out>
+constexpr unsigned unit_in_words = unit_in_bytes<In, Out> < 4 ? 1 : unit_in_bytes<In, Out> / 4;
+
+// Integer -> float without I2F (a quarter-rate pipe): with the sign bit flipped, a B-bit
+// sample is u = x + 2^(B-1) in [0, 2^B); the float with bits 0x4B000000 | u is 2^23 + u
+// exactly, and subtracting 2^23 + 2^(B-1) leaves x exactly (+0.0 for 0), the same value
+// static_cast<float>(x) gives. One PRMT/LOP and one FADD per sample.
+constexpr uint32_t kMagic = 0x4B000000u;  // 2^23 as float bits
+
+// 16-bit samples: w holds two (little-endian in memory); half h of the word.
+template <bool Big>
+NDQ_HD float int16_at(uint32_t w_flipped, unsigned h) {
+  // Bytes of (w, 0x00004B00): 0-3 = w, 4 = 0x00, 5 = 0x4B. Result bytes low -> high.
+  const uint32_t sel = Big ? (h ? 0x5423u : 0x5401u) : (h ? 0x5432u : 0x5410u);
+  return bits_float(perm(w_flipped, 0x4B00u, sel)) - 8421376.0f;  // 2^23 + 2^15
+}
+
+// S samples of input format In from the unit's words (loaded little-endian). int4: low
+// nibble first.
+template <SampleFormat In, bool Big, unsigned S, unsigned NW>
+NDQ_HD void decode_unit(const uint32_t (&w)[NW], float (&f)[S]) {
   if constexpr (In == SampleFormat::int4) {
+    static_assert(NW == 1);
+    const uint32_t x = w[0] ^ 0x88888888u;
 NDQ_UNROLL
-    for (unsigned k = 0; k < 8; ++k) f[k] = signed_field<4>(w[0], 4 * k);
+    for (unsigned k = 0; k < S; ++k) f[k] = bits_float(kMagic | ((x >> (4 * k)) & 0xFu)) - 8388616.0f;  // 2^23 + 8
   } else if constexpr (In == SampleFormat::int8) {
+    static_assert(NW * 4 == S);
 NDQ_UNROLL
-    for (unsigned k = 0; k < 8; ++k) f[k] = signed_field<8>(w[k / 4], 8 * (k % 4));
+    for (unsigned j = 0; j < NW; ++j) {
+      const uint32_t x = w[j] ^ 0x80808080u;
+NDQ_UNROLL
+      for (unsigned k = 0; k < 4; ++k)  // bytes k, 0x00, 0x00, 0x4B
+        f[4 * j + k] = bits_float(perm(x, 0x4B00u, 0x5440u | k)) - 8388736.0f;  // 2^23 + 2^7
+    }
   } else {
-    static_assert(In == SampleFormat::int16);
+    static_assert(In == SampleFormat::int16 && NW * 2 == S);
 NDQ_UNROLL
-    for (unsigned j = 0; j < 4; ++j) {
-      const uint32_t x = Big ? swap_halves(w[j]) : w[j];
-      f[2 * j] = signed_field<16>(x, 0);
-      f[2 * j + 1] = signed_field<16>(x, 16);
+    for (unsigned j = 0; j < NW; ++j) {
+      const uint32_t x = w[j] ^ (Big ? 0x00800080u : 0x80008000u);  // the sign bytes
+      f[2 * j] = int16_at<Big>(x, 0);
+      f[2 * j + 1] = int16_at<Big>(x, 1);
     }
   }
 }
 
-// 8 floats into the output chunk's words (little-endian), rounding to nearest even.
+// Two floats -> two 16-bit floats in one word (first in the low half), round to nearest
+// even; one packed cvt (cvt.rn.f16x2.f32 / bf16x2) on the GPU.
+NDQ_HD uint32_t half2_bits(float lo, float hi) {
+#ifdef __CUDA_ARCH__
+  const __half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&h);
+#else
+  return half_bits(lo) | (half_bits(hi) << 16);
+#endif
+}
+NDQ_HD uint32_t bf162_bits(float lo, float hi) {
+#ifdef __CUDA_ARCH__
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&h);
+#else
+  return bf16_bits(lo) | (bf16_bits(hi) << 16);
+#endif
+}
+
+// One unit's floats into the 4 words of its 16-byte output vector (little-endian).
 template <SampleFormat Out>
-NDQ_HD void encode_chunk(const float (&f)[8], uint32_t (&w)[chunk_words<Out>]) {
+NDQ_HD void encode_unit(const float (&f)[unit_samples<Out>], uint32_t (&w)[4]) {
   if constexpr (Out == SampleFormat::fp32) {
 NDQ_UNROLL
-    for (unsigned k = 0; k < 8; ++k) w[k] = float_bits(f[k]);
+    for (unsigned k = 0; k < 4; ++k) w[k] = float_bits(f[k]);
   } else if constexpr (Out == SampleFormat::fp16) {
 NDQ_UNROLL
-    for (unsigned j = 0; j < 4; ++j) w[j] = half_bits(f[2 * j]) | (half_bits(f[2 * j + 1]) << 16);
+    for (unsigned j = 0; j < 4; ++j) w[j] = half2_bits(f[2 * j], f[2 * j + 1]);
   } else {
     static_assert(Out == SampleFormat::bf16);
 NDQ_UNROLL
-    for (unsigned j = 0; j < 4; ++j) w[j] = bf16_bits(f[2 * j]) | (bf16_bits(f[2 * j + 1]) << 16);
+    for (unsigned j = 0; j < 4; ++j) w[j] = bf162_bits(f[2 * j], f[2 * j + 1]);
   }
 }
 

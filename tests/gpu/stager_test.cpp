@@ -1,10 +1,12 @@
-// Stager: packets scattered over a pinned pool land packed in the slot's device buffer.
+// Stager, both engines (sm gather kernel, copy_engine batch copy): packets scattered over a
+// pinned pool land packed in the slot's device buffer.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gpu/stager.h"
@@ -40,7 +42,9 @@ void stage_and_check(Stager& st, uint32_t slot, const std::byte* pool, uint32_t 
     ASSERT_EQ(0, std::memcmp(got.data() + i * st.in_bytes(), srcs[i], st.in_bytes())) << "packet " << i;
 }
 
-TEST(Stager, CopiesScatteredPinnedBuffersPacked) {
+class StagerEngines : public ::testing::TestWithParam<StagerEngine> {};
+
+TEST_P(StagerEngines, CopiesScatteredPinnedBuffersPacked) {
   NDQ_REQUIRE_GPU();
   for (uint32_t in_bytes : {1000u, 1024u, 8192u}) {
     const uint32_t stride = (in_bytes + 63) / 64 * 64, pool_n = 2048;
@@ -50,7 +54,8 @@ TEST(Stager, CopiesScatteredPinnedBuffersPacked) {
     for (uint64_t i = 0; i < uint64_t{stride} * pool_n; ++i) pool.bytes()[i] = static_cast<std::byte>(rng());
     cudaStream_t stream;
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    Stager st(0, 2, 1024, in_bytes);
+    Stager st(0, 2, 1024, in_bytes, GetParam());
+    EXPECT_EQ(st.engine(), GetParam());
     std::vector<uint32_t> order(pool_n);
     std::iota(order.begin(), order.end(), 0u);
     std::shuffle(order.begin(), order.end(), rng);
@@ -60,21 +65,69 @@ TEST(Stager, CopiesScatteredPinnedBuffersPacked) {
     for (uint32_t i = 0; i < 64; ++i) runs.push_back(i < 32 ? 100 + i : 900 + i);
     stage_and_check(st, 1, pool.bytes(), stride, runs, stream);
     stage_and_check(st, 1, pool.bytes(), stride, {7}, stream);
-    // The legacy default stream takes the per-copy fallback.
+    // The legacy default stream (copy_engine: the per-copy fallback).
     stage_and_check(st, 0, pool.bytes(), stride, {order.begin() + 5, order.begin() + 69}, nullptr);
     CUDA_OK(cudaStreamDestroy(stream));
   }
 }
 
-TEST(Stager, NothingToDoAndBadArguments) {
+TEST_P(StagerEngines, BackToBackBurstsWithSlotsReusedAfterCompletion) {
+  // As the pipeline runs it: bursts queued without waiting, a slot reused once the event
+  // recorded after its previous burst completed (the sm engine's entry-array contract).
   NDQ_REQUIRE_GPU();
-  Stager st(0, 2, 16, 64);
+  const uint32_t in_bytes = 1024, stride = 1088, pool_n = 4096, burst = 64, slots = 3;
+  Pinned pool(uint64_t{stride} * pool_n);
+  ASSERT_TRUE(pool.p);
+  std::mt19937 rng(5);
+  for (uint64_t i = 0; i < uint64_t{stride} * pool_n; ++i) pool.bytes()[i] = static_cast<std::byte>(rng());
+  std::vector<const void*> srcs(pool_n);
+  for (uint32_t i = 0; i < pool_n; ++i) srcs[i] = pool.bytes() + uint64_t{(i * 2654435761u) % pool_n} * stride;
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  Stager st(0, slots, burst, in_bytes, GetParam());
+  cudaEvent_t done[slots];
+  for (cudaEvent_t& ev : done) CUDA_OK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  // Each burst's slot is copied out to its own place in `all` right after it, in stream order.
+  std::vector<std::byte> all(uint64_t{pool_n} * in_bytes);
+  Pinned out(all.size());
+  ASSERT_TRUE(out.p);
+  for (uint32_t b = 0; b < pool_n / burst; ++b) {
+    const uint32_t slot = b % slots;
+    if (b >= slots) CUDA_OK(cudaEventSynchronize(done[slot]));
+    CUDA_OK(st.stage(slot, &srcs[uint64_t{b} * burst], burst, stream));
+    CUDA_OK(cudaMemcpyAsync(out.bytes() + uint64_t{b} * burst * in_bytes, st.slot_base(slot), uint64_t{burst} * in_bytes,
+                            cudaMemcpyDeviceToHost, stream));
+    CUDA_OK(cudaEventRecord(done[slot], stream));
+  }
+  CUDA_OK(cudaStreamSynchronize(stream));
+  for (uint32_t i = 0; i < pool_n; ++i)
+    ASSERT_EQ(0, std::memcmp(out.bytes() + uint64_t{i} * in_bytes, srcs[i], in_bytes)) << "packet " << i;
+  for (cudaEvent_t ev : done) CUDA_OK(cudaEventDestroy(ev));
+  CUDA_OK(cudaStreamDestroy(stream));
+}
+
+TEST_P(StagerEngines, NothingToDoAndBadArguments) {
+  NDQ_REQUIRE_GPU();
+  Stager st(0, 2, 16, 64, GetParam());
   EXPECT_EQ(st.stage(0, nullptr, 0, nullptr), cudaSuccess);
   const void* one[1] = {nullptr};
   EXPECT_EQ(st.stage(2, one, 1, nullptr), cudaErrorInvalidValue);   // no such slot
   EXPECT_EQ(st.stage(0, one, 17, nullptr), cudaErrorInvalidValue);  // more than max_packets
   EXPECT_NE(st.slot_base(1), st.slot_base(0));
   EXPECT_EQ(st.slot_base(1) - st.slot_base(0), 16 * 64);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stager, StagerEngines, ::testing::Values(StagerEngine::sm, StagerEngine::copy_engine),
+                         [](const ::testing::TestParamInfo<StagerEngine>& i) {
+                           return std::string(i.param == StagerEngine::sm ? "sm" : "copy_engine");
+                         });
+
+TEST(Stager, SmEngineIsTheDefaultAndRefusesNullSources) {
+  NDQ_REQUIRE_GPU();
+  Stager st(0, 1, 4, 64);
+  EXPECT_EQ(st.engine(), StagerEngine::sm);
+  const void* srcs[2] = {st.slot_base(0), nullptr};  // device memory is a valid source; null is not
+  EXPECT_EQ(st.stage(0, srcs, 2, nullptr), cudaErrorInvalidValue);
 }
 
 }  // namespace
