@@ -184,8 +184,15 @@ void FramePipeline::Impl::submit_current() noexcept {
   job.in_format = cfg.input;
   job.out_format = cfg.output;
   job.in_order = cfg.sample_byte_order;
-  // The slot was free when building started, so the executor has room.
-  while (!exec->submit(job)) retire();
+  // The slot was free when building started, so the executor has room: false is a CUDA
+  // fault (synchronize() throws it). The burst goes back; its frames never complete.
+  if (!exec->submit(job)) {
+    if (stats.gpu_errors++ == 0) detail::log()->error("gpu pipeline '{}': a GPU job could not be queued", cfg.name);
+    s.burst.release();
+    s.count = 0;
+    building = false;
+    return;
+  }
   ++stats.jobs;
   building = false;
 }

@@ -13,13 +13,13 @@ void print_gpu_summary(std::FILE* out, const TrafficResult& r) {
     std::fprintf(out,
                  "  gpu %s: frames %s complete, %s incomplete (%s packets missing, zero-filled), %s skipped, "
                  "%s dropped; packets %s in, %s placed, %s duplicate, %s late, %s malformed, %s no buffer; "
-                 "%.2f GB/s to GPU in %s jobs (%s waits)\n",
+                 "%.2f GB/s to GPU in %s jobs (%s waits, %s GPU errors)\n",
                  g.queue.c_str(), format_count(s.frames_complete).c_str(), format_count(s.frames_incomplete).c_str(),
                  format_count(s.packets_missing).c_str(), format_count(s.frames_skipped).c_str(),
                  format_count(s.frames_dropped).c_str(), format_count(s.packets_in).c_str(),
                  format_count(s.packets_placed).c_str(), format_count(s.duplicate).c_str(),
                  format_count(s.late).c_str(), format_count(s.malformed).c_str(), format_count(s.no_buffer).c_str(),
-                 gbytes, format_count(s.jobs).c_str(), format_count(s.waits).c_str());
+                 gbytes, format_count(s.jobs).c_str(), format_count(s.waits).c_str(), format_count(s.gpu_errors).c_str());
   }
   std::fflush(out);
 }
@@ -44,6 +44,7 @@ nlohmann::ordered_json gpu_json(const TrafficResult& r) {
                    {"bytes_to_gpu", s.bytes_to_gpu},
                    {"jobs", s.jobs},
                    {"waits", s.waits},
+                   {"gpu_errors", s.gpu_errors},
                    {"seconds", g.seconds}});
   }
   return arr;
