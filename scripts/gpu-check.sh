@@ -8,31 +8,32 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 out=${OUT:-out}
-mkdir -p "$out"
+mkdir -p "$out/logs"
+trap 'tar -C "$out" -czf "$out/logs.tgz" logs && rm -rf "$out/logs"' EXIT
 if [ -d .carry/include ]; then
   export CPLUS_INCLUDE_PATH=$PWD/.carry/include${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}
   prefix=(-DCMAKE_PREFIX_PATH=$PWD/.carry -DCLI11_INCLUDE_DIR=$PWD/.carry/include)
 fi
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/logs/gpu.txt"
 echo "== configure and build"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETDAQ_BUILD_BENCH=ON "${prefix[@]}" \
-  > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-grep "netdaq:" "$out/configure.log"
+  > "$out/logs/configure.log" 2>&1 || { tail -30 "$out/logs/configure.log"; exit 1; }
+grep "netdaq:" "$out/logs/configure.log"
 targets=(netdaq_gpu_tests netdaq_unit_tests netdaq_cli)
 for b in bench/gpu/*.cu; do targets+=("netdaq_$(basename "$b" .cu)"); done
-cmake --build build-gpu -j"$(nproc)" --target "${targets[@]}" > "$out/build.log" 2>&1 \
-  || { grep -E "error|Error" -A3 "$out/build.log" | head -60; exit 1; }
+cmake --build build-gpu -j"$(nproc)" --target "${targets[@]}" > "$out/logs/build.log" 2>&1 \
+  || { grep -E "error|Error" -A3 "$out/logs/build.log" | head -60; exit 1; }
 echo "built: ${targets[*]}"
 rc=0
 if [ "$what" != bench ]; then
   echo "== GPU tests"
   # Lazy module loading can wait forever behind a running persistent kernel: load all up front.
   export CUDA_MODULE_LOADING=EAGER
-  build-gpu/tests/gpu/netdaq_gpu_tests 2>&1 | tee "$out/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|gpu [0-9]+:|->|error" | head -80
+  build-gpu/tests/gpu/netdaq_gpu_tests 2>&1 | tee "$out/logs/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|gpu [0-9]+:|->|error" | head -80
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
   echo "== unit tests (host side, incl. the frame tracker and doorbell ring)"
-  build-gpu/tests/unit/netdaq_unit_tests --gtest_brief=1 > "$out/unit_tests.log" 2>&1 || rc=1
-  tail -3 "$out/unit_tests.log"
+  build-gpu/tests/unit/netdaq_unit_tests --gtest_brief=1 > "$out/logs/unit_tests.log" 2>&1 || rc=1
+  tail -3 "$out/logs/unit_tests.log"
   echo "== netdaq run examples/gpu-frames.yaml (socket loopback -> frames in GPU memory)"
   build-gpu/tools/netdaq/netdaq run examples/gpu-frames.yaml -q --json "$out/run_gpu_frames.json" 2>&1 | tail -12 || rc=1
 fi
@@ -40,7 +41,7 @@ if [ "$what" != tests ]; then
   for b in bench/gpu/*.cu; do
     name=$(basename "$b" .cu)
     echo "== bench $name"
-    timeout 240 "build-gpu/bench/gpu/netdaq_$name" --json "$out/$name.json" 2>&1 | tee "$out/$name.log" | tail -40 || rc=1
+    timeout 240 "build-gpu/bench/gpu/netdaq_$name" --json "$out/$name.json" 2>&1 | tee "$out/logs/$name.log" | tail -40 || rc=1
   done
 fi
 exit $rc
