@@ -19,7 +19,7 @@ echo "== configure and build"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETDAQ_BUILD_BENCH=ON "${prefix[@]}" \
   > "$out/logs/configure.log" 2>&1 || { tail -30 "$out/logs/configure.log"; exit 1; }
 grep "netdaq:" "$out/logs/configure.log"
-targets=(netdaq_gpu_tests netdaq_unit_tests netdaq_cli)
+targets=(netdaq_gpu_tests netdaq_unit_tests netdaq_cli netdaq_cli_tests)
 for b in bench/gpu/*.cu; do targets+=("netdaq_$(basename "$b" .cu)"); done
 cmake --build build-gpu -j"$(nproc)" --target "${targets[@]}" > "$out/logs/build.log" 2>&1 \
   || { grep -E "error|Error" -A3 "$out/logs/build.log" | head -60; exit 1; }
@@ -34,6 +34,9 @@ if [ "$what" != bench ]; then
   echo "== unit tests (host side, incl. the frame tracker and doorbell ring)"
   build-gpu/tests/unit/netdaq_unit_tests --gtest_brief=1 > "$out/logs/unit_tests.log" 2>&1 || rc=1
   tail -3 "$out/logs/unit_tests.log"
+  build-gpu/tools/netdaq/netdaq --version
+  echo "== CLI tests that touch the GPU"
+  build-gpu/tests/cli/netdaq_cli_tests --gtest_filter='*Gpu*:*Version*' 2>&1 | grep -E "^\[  (PASSED|FAILED|SKIPPED|     OK) |Failure" || rc=1
   echo "== netdaq run examples/gpu-frames.yaml (socket loopback -> frames in GPU memory)"
   build-gpu/tools/netdaq/netdaq run examples/gpu-frames.yaml -q --json "$out/run_gpu_frames.json" 2>&1 | tail -12 || rc=1
 fi
