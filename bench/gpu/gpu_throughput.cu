@@ -3,14 +3,17 @@
 //   (a) place kernel (packets -> random slots, raw copy and int16 -> fp32) vs cudaMemcpy
 //       device-to-device, in bytes read + written per second; target >= 0.8x
 //   (b) Stager (pinned packet buffers scattered over a pool -> packed device buffer), sm
-//       engine (one place-kernel launch per burst) and copy_engine (one batched copy per
-//       burst), bursts queued back to back with 4 in flight, vs one pinned host-to-device
-//       cudaMemcpy; target >= 0.9x
+//       engine (one place-kernel launch per burst; entries mapped or copied to the device)
+//       and copy_engine (one batched copy per burst), gathers on the caller's stream or on
+//       the Stager's own streams (bursts overlap), driven as the frame pipeline drives it:
+//       bursts back to back, 4 slots in flight; vs one pinned host-to-device cudaMemcpy;
+//       target >= 0.9x
 //   (c) zero-copy: the place kernel reading the same pinned buffers directly over PCIe,
 //       per burst and as one job, vs the same host-to-device cudaMemcpy (no target)
 // Every case is checked against the CPU reference once before it is timed.
 //
-//   netdaq_gpu_throughput [--d2d-mib N] [--h2d-mib N] [--reps N] [--gpu I] [--json PATH]
+//   netdaq_gpu_throughput [--d2d-mib N] [--h2d-mib N] [--reps N] [--gpu I] [--stager-streams N]
+//                         [--json PATH]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -64,6 +67,7 @@ __global__ void __launch_bounds__(kThreads, 4) block_per_packet_k(const __grid_c
 struct Options {
   uint64_t d2d_mib = 256, h2d_mib = 64;
   int reps = 20, gpu = 0;
+  uint32_t stager_streams = 4;  // (b): the Stager's own streams in the "N streams" rows
   std::string json;
 };
 
@@ -215,39 +219,63 @@ void bench_h2d(const Options& o, cudaStream_t stream, std::vector<Row>& rows) {
     });
     const double anchor = gbps(bytes, t_h2d);
 
-    // Bursts queued back to back on the stream, kSlots in flight as the frame pipeline keeps
-    // them: a slot is staged into again only after its previous burst was seen complete (the
-    // sm engine's slot contract, applied to both engines so they pay the same host work).
-    for (const StagerEngine engine : {StagerEngine::sm, StagerEngine::copy_engine}) {
+    // Bursts driven as the frame pipeline drives the Stager: one caller stream, stage() of
+    // each burst then (check pass only) a consumer on that stream reading the slot, bursts
+    // queued back to back with kSlots in flight, a slot staged into again only after the
+    // event recorded on the caller stream after its previous burst completed (the slot
+    // reuse contract). Each option of the Stager is a row; "caller stream" is the gather
+    // queued on the caller's stream itself (no overlap between bursts), "N streams" the
+    // Stager's own streams ordered with the caller's by events.
+    struct Case {
+      std::string name;
+      StagerOptions opts;
+    };
+    const uint32_t ns = o.stager_streams;
+    const std::string own = std::to_string(ns) + (ns == 1 ? " stream" : " streams");
+    const Case cases[] = {
+        {"stager sm, caller stream", {StagerEngine::sm, StagerEntries::mapped, 0}},
+        {"stager sm, " + own, {StagerEngine::sm, StagerEntries::mapped, ns}},
+        {"stager sm dev-entries, caller", {StagerEngine::sm, StagerEntries::device, 0}},
+        {"stager sm dev-entries, " + own, {StagerEngine::sm, StagerEntries::device, ns}},
+        {"stager copy_engine, caller", {StagerEngine::copy_engine, StagerEntries::mapped, 0}},
+        {"stager copy_engine, " + own, {StagerEngine::copy_engine, StagerEntries::mapped, ns}},
+    };
+    DevBuf<std::byte> consumed(uint64_t{n} * size);
+    for (const Case& c : cases) {
+      if (ns == 0 && c.name.find("caller") == std::string::npos) continue;  // same as the caller row
       for (uint32_t burst : {64u, 1024u}) {
         const uint32_t bursts = n / burst, kSlots = 4;
-        Stager st(o.gpu, kSlots, burst, size, engine);
+        Stager st(o.gpu, kSlots, burst, size, c.opts);
         cudaEvent_t done[kSlots];
         for (cudaEvent_t& ev : done) CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-        auto run_all = [&] {
+        auto run_all = [&](bool consume) {
           for (uint32_t b = 0; b < bursts; ++b) {
             const uint32_t slot = b % kSlots;
             if (b >= kSlots) CK(cudaEventSynchronize(done[slot]));
             CK(st.stage(slot, &srcs[uint64_t{b} * burst], burst, stream));
+            if (consume)  // the placement job's stand-in: reads the slot in caller-stream order
+              CK(cudaMemcpyAsync(consumed.p + uint64_t{b} * burst * size, st.slot_base(slot), uint64_t{burst} * size,
+                                 cudaMemcpyDeviceToDevice, stream));
             CK(cudaEventRecord(done[slot], stream));
           }
         };
-        // Check: the last kSlots bursts land packed in their slots.
-        run_all();
+        // Check: every burst, read on the caller stream right after its stage(), is the packed
+        // copy of its packets (the caller stream saw each gather complete, slots reused).
+        CK(cudaMemsetAsync(consumed.p, 0xA5, uint64_t{n} * size, stream));
+        run_all(true);
         CK(cudaStreamSynchronize(stream));
-        std::vector<std::byte> got(uint64_t{burst} * size);
-        for (uint32_t b = bursts - std::min(bursts, kSlots); b < bursts; ++b) {
-          CK(cudaMemcpy(got.data(), st.slot_base(b % kSlots), got.size(), cudaMemcpyDeviceToHost));
-          for (uint32_t i = 0; i < burst; ++i)
-            if (std::memcmp(got.data() + uint64_t{i} * size, srcs[uint64_t{b} * burst + i], size) != 0) {
-              std::fprintf(stderr, "stager: burst %u packet %u differs\n", b, i);
-              std::exit(3);
-            }
-        }
-        const double t = median_ms(o, stream, run_all);
+        std::vector<std::byte> got(uint64_t{bursts} * burst * size);
+        CK(cudaMemcpy(got.data(), consumed.p, got.size(), cudaMemcpyDeviceToHost));
+        for (uint64_t i = 0; i < uint64_t{bursts} * burst; ++i)
+          if (std::memcmp(got.data() + i * size, srcs[i], size) != 0) {
+            std::fprintf(stderr, "%s: burst %u packet %u differs\n", c.name.c_str(), static_cast<unsigned>(i / burst),
+                         static_cast<unsigned>(i % burst));
+            std::exit(3);
+          }
+        const double t = median_ms(o, stream, [&] { run_all(false); });
         for (cudaEvent_t ev : done) CK(cudaEventDestroy(ev));
-        rows.push_back({"b_staged_vs_h2d", engine == StagerEngine::sm ? "stager sm" : "stager copy_engine", size, burst,
-                        bytes / (1 << 20), gbps(double(bursts) * burst * size, t), anchor, 0.9});
+        rows.push_back({"b_staged_vs_h2d", c.name, size, burst, bytes / (1 << 20),
+                        gbps(double(bursts) * burst * size, t), anchor, 0.9});
       }
     }
 
@@ -283,12 +311,12 @@ void bench_h2d(const Options& o, cudaStream_t stream, std::vector<Row>& rows) {
 }
 
 void print(const std::vector<Row>& rows) {
-  std::printf("%-20s %-30s %7s %6s %8s %12s %12s %6s %s\n", "section", "case", "packet", "burst", "MiB",
+  std::printf("%-20s %-36s %7s %6s %8s %12s %12s %6s %s\n", "section", "case", "packet", "burst", "MiB",
               "netdaq GB/s", "anchor GB/s", "ratio", "target");
   for (const Row& r : rows) {
     char target[32] = "-";
     if (r.target > 0) std::snprintf(target, sizeof target, ">= %.1f %s", r.target, r.ratio() >= r.target ? "ok" : "MISSED");
-    std::printf("%-20s %-30s %7u %6s %8.0f %12.1f %12.1f %6.2f %s\n", r.section.c_str(), r.name.c_str(), r.packet,
+    std::printf("%-20s %-36s %7u %6s %8.0f %12.1f %12.1f %6.2f %s\n", r.section.c_str(), r.name.c_str(), r.packet,
                 r.burst ? std::to_string(r.burst).c_str() : "-", r.mib, r.gbps, r.anchor_gbps, r.ratio(), target);
   }
 }
@@ -322,8 +350,9 @@ Options parse(int argc, char** argv) {
     else if (a == "--h2d-mib" && has) o.h2d_mib = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--reps" && has) o.reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--gpu" && has) o.gpu = std::atoi(argv[++i]);
+    else if (a == "--stager-streams" && has) o.stager_streams = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     else {
-      std::fprintf(stderr, "usage: %s [--d2d-mib N] [--h2d-mib N] [--reps N] [--gpu I] [--json PATH]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--d2d-mib N] [--h2d-mib N] [--reps N] [--gpu I] [--stager-streams N] [--json PATH]\n", argv[0]);
       std::exit(a == "--help" ? 0 : 1);
     }
   }

@@ -1,5 +1,7 @@
-// Stager, both engines (sm gather kernel, copy_engine batch copy): packets scattered over a
-// pinned pool land packed in the slot's device buffer.
+// Stager, every option (sm gather kernel with mapped or device entries, copy_engine batch
+// copy; gathers on the caller's stream or on the Stager's own streams): packets scattered
+// over a pinned pool land packed in the slot's device buffer, and work queued on the
+// caller's stream after stage() sees them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,7 +44,7 @@ void stage_and_check(Stager& st, uint32_t slot, const std::byte* pool, uint32_t 
     ASSERT_EQ(0, std::memcmp(got.data() + i * st.in_bytes(), srcs[i], st.in_bytes())) << "packet " << i;
 }
 
-class StagerEngines : public ::testing::TestWithParam<StagerEngine> {};
+class StagerEngines : public ::testing::TestWithParam<StagerOptions> {};
 
 TEST_P(StagerEngines, CopiesScatteredPinnedBuffersPacked) {
   NDQ_REQUIRE_GPU();
@@ -55,7 +57,9 @@ TEST_P(StagerEngines, CopiesScatteredPinnedBuffersPacked) {
     cudaStream_t stream;
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     Stager st(0, 2, 1024, in_bytes, GetParam());
-    EXPECT_EQ(st.engine(), GetParam());
+    EXPECT_EQ(st.engine(), GetParam().engine);
+    EXPECT_EQ(st.entries(), GetParam().entries);
+    EXPECT_EQ(st.streams(), std::min(GetParam().streams, 2u));
     std::vector<uint32_t> order(pool_n);
     std::iota(order.begin(), order.end(), 0u);
     std::shuffle(order.begin(), order.end(), rng);
@@ -65,7 +69,8 @@ TEST_P(StagerEngines, CopiesScatteredPinnedBuffersPacked) {
     for (uint32_t i = 0; i < 64; ++i) runs.push_back(i < 32 ? 100 + i : 900 + i);
     stage_and_check(st, 1, pool.bytes(), stride, runs, stream);
     stage_and_check(st, 1, pool.bytes(), stride, {7}, stream);
-    // The legacy default stream (copy_engine: the per-copy fallback).
+    // The legacy default stream (copy_engine on it: the per-copy fallback; own streams: the
+    // legacy stream waits for the gather's event).
     stage_and_check(st, 0, pool.bytes(), stride, {order.begin() + 5, order.begin() + 69}, nullptr);
     CUDA_OK(cudaStreamDestroy(stream));
   }
@@ -73,7 +78,9 @@ TEST_P(StagerEngines, CopiesScatteredPinnedBuffersPacked) {
 
 TEST_P(StagerEngines, BackToBackBurstsWithSlotsReusedAfterCompletion) {
   // As the pipeline runs it: bursts queued without waiting, a slot reused once the event
-  // recorded after its previous burst completed (the sm engine's entry-array contract).
+  // recorded after its previous burst completed (the slot reuse contract); each burst's slot
+  // is read on the caller's stream right after stage() (the placement job's place), so with
+  // own streams this checks that the caller's stream waits for each gather.
   NDQ_REQUIRE_GPU();
   const uint32_t in_bytes = 1024, stride = 1088, pool_n = 4096, burst = 64, slots = 3;
   Pinned pool(uint64_t{stride} * pool_n);
@@ -93,7 +100,9 @@ TEST_P(StagerEngines, BackToBackBurstsWithSlotsReusedAfterCompletion) {
   ASSERT_TRUE(out.p);
   for (uint32_t b = 0; b < pool_n / burst; ++b) {
     const uint32_t slot = b % slots;
-    if (b >= slots) CUDA_OK(cudaEventSynchronize(done[slot]));
+    if (b >= slots) {
+      CUDA_OK(cudaEventSynchronize(done[slot]));
+    }
     CUDA_OK(st.stage(slot, &srcs[uint64_t{b} * burst], burst, stream));
     CUDA_OK(cudaMemcpyAsync(out.bytes() + uint64_t{b} * burst * in_bytes, st.slot_base(slot), uint64_t{burst} * in_bytes,
                             cudaMemcpyDeviceToHost, stream));
@@ -117,17 +126,62 @@ TEST_P(StagerEngines, NothingToDoAndBadArguments) {
   EXPECT_EQ(st.slot_base(1) - st.slot_base(0), 16 * 64);
 }
 
-INSTANTIATE_TEST_SUITE_P(Stager, StagerEngines, ::testing::Values(StagerEngine::sm, StagerEngine::copy_engine),
-                         [](const ::testing::TestParamInfo<StagerEngine>& i) {
-                           return std::string(i.param == StagerEngine::sm ? "sm" : "copy_engine");
-                         });
+std::string option_name(const StagerOptions& o) {
+  std::string n = o.engine == StagerEngine::sm ? "sm" : "copy_engine";
+  if (o.engine == StagerEngine::sm) n += o.entries == StagerEntries::mapped ? "_mapped" : "_device";
+  return n + (o.streams ? "_streams" + std::to_string(o.streams) : "_caller");
+}
 
-TEST(Stager, SmEngineIsTheDefaultAndRefusesNullSources) {
+INSTANTIATE_TEST_SUITE_P(Stager, StagerEngines,
+                         ::testing::Values(StagerOptions{StagerEngine::sm, StagerEntries::mapped, 0},
+                                           StagerOptions{StagerEngine::sm, StagerEntries::mapped, 1},
+                                           StagerOptions{StagerEngine::sm, StagerEntries::mapped, 4},
+                                           StagerOptions{StagerEngine::sm, StagerEntries::device, 0},
+                                           StagerOptions{StagerEngine::sm, StagerEntries::device, 4},
+                                           StagerOptions{StagerEngine::copy_engine, StagerEntries::mapped, 0},
+                                           StagerOptions{StagerEngine::copy_engine, StagerEntries::mapped, 4}),
+                         [](const ::testing::TestParamInfo<StagerOptions>& i) { return option_name(i.param); });
+
+TEST(Stager, DefaultsAreSmMappedOnOwnStreamsAndNullSourcesAreRefused) {
   NDQ_REQUIRE_GPU();
   Stager st(0, 1, 4, 64);
   EXPECT_EQ(st.engine(), StagerEngine::sm);
+  EXPECT_EQ(st.entries(), StagerEntries::mapped);
+  EXPECT_EQ(st.streams(), 1u);  // 4 by default, clamped to the slot count
   const void* srcs[2] = {st.slot_base(0), nullptr};  // device memory is a valid source; null is not
   EXPECT_EQ(st.stage(0, srcs, 2, nullptr), cudaErrorInvalidValue);
+  Stager ce(0, 8, 4, 64, StagerEngine::copy_engine);  // the engine-only constructor
+  EXPECT_EQ(ce.engine(), StagerEngine::copy_engine);
+  EXPECT_EQ(ce.streams(), 4u);
+}
+
+TEST(Stager, OwnStreamsLetTheCallerStreamOrderWorkAfterTheGather) {
+  // The caller's stream is busy with a long host-to-device copy queued before stage(); the
+  // gather (own stream) need not wait for it, and a copy queued on the caller's stream after
+  // stage() must still read the staged data (the caller's stream waits for the gather).
+  NDQ_REQUIRE_GPU();
+  const uint32_t in_bytes = 4096, count = 256;
+  Pinned pool(uint64_t{in_bytes} * count), big(64u << 20), out(uint64_t{in_bytes} * count);
+  ASSERT_TRUE(pool.p && big.p && out.p);
+  std::mt19937 rng(9);
+  for (uint64_t i = 0; i < uint64_t{in_bytes} * count; ++i) pool.bytes()[i] = static_cast<std::byte>(rng());
+  void* dev = nullptr;
+  CUDA_OK(cudaMalloc(&dev, 64u << 20));
+  std::vector<const void*> srcs(count);
+  for (uint32_t i = 0; i < count; ++i) srcs[i] = pool.bytes() + uint64_t{(i * 37) % count} * in_bytes;
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (const StagerEntries entries : {StagerEntries::mapped, StagerEntries::device}) {
+    Stager st(0, 2, count, in_bytes, StagerOptions{StagerEngine::sm, entries, 2});
+    CUDA_OK(cudaMemcpyAsync(dev, big.p, 64u << 20, cudaMemcpyHostToDevice, stream));
+    CUDA_OK(st.stage(1, srcs.data(), count, stream));
+    CUDA_OK(cudaMemcpyAsync(out.p, st.slot_base(1), uint64_t{in_bytes} * count, cudaMemcpyDeviceToHost, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    for (uint32_t i = 0; i < count; ++i)
+      ASSERT_EQ(0, std::memcmp(out.bytes() + uint64_t{i} * in_bytes, srcs[i], in_bytes)) << "packet " << i;
+  }
+  CUDA_OK(cudaStreamDestroy(stream));
+  CUDA_OK(cudaFree(dev));
 }
 
 }  // namespace
