@@ -1,5 +1,7 @@
 // Per-burst latency and throughput of the three ways to run GPU work (bench/gpu/README.md):
-// launch per burst, CUDA graph replay, persistent kernel (1 CTA per 8 SMs, and 1 per SM).
+// launch per burst, CUDA graph replay, persistent kernel (1 CTA per 8 SMs, and 1 per SM),
+// each persistent grid as 1 group (every CTA on every burst) and as 4 groups (up to 4 bursts
+// placed at once, burst k by group k % 4).
 //
 //   netdaq_gpu_latency [--bursts N] [--max-seconds S] [--gpu I] [--json PATH]
 //
@@ -45,7 +47,8 @@ struct Options {
 struct Mode {
   const char* name;
   LaunchMode mode;
-  bool all_sms;  // persistent: 1 CTA per SM instead of the default 1 per 8
+  bool all_sms;     // persistent: 1 CTA per SM instead of the default 1 per 8
+  uint32_t groups;  // persistent: ExecutorOptions::groups
 };
 
 struct Result {
@@ -115,6 +118,7 @@ Result run_case(const Mode& m, uint32_t packets, uint32_t bytes, const Options& 
   eo.depth = kDepth;
   eo.max_entries = packets;
   if (m.all_sms) eo.blocks = static_cast<uint32_t>(sms);
+  eo.groups = m.groups;
   auto ex = make_executor(m.mode, eo);
   const auto budget = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.max_seconds));
 
@@ -192,18 +196,20 @@ int run(int argc, char** argv) {
   std::printf("gpu %d: %s, %d SMs; %u bursts per case after %u warm-up, throughput at depth %u\n", opt.gpu, prop.name,
               prop.multiProcessorCount, opt.bursts, kWarmup, kDepth);
 
-  const Mode modes[] = {{"per_burst", LaunchMode::per_burst, false},
-                        {"graph", LaunchMode::graph, false},
-                        {"persistent", LaunchMode::persistent, false},
-                        {"persistent_all_sm", LaunchMode::persistent, true}};
+  const Mode modes[] = {{"per_burst", LaunchMode::per_burst, false, 0},
+                        {"graph", LaunchMode::graph, false, 0},
+                        {"persistent_g1", LaunchMode::persistent, false, 1},
+                        {"persistent_g4", LaunchMode::persistent, false, 4},
+                        {"persistent_all_sm_g1", LaunchMode::persistent, true, 1},
+                        {"persistent_all_sm_g4", LaunchMode::persistent, true, 4}};
   std::vector<Result> results;
-  std::printf("%-18s %7s %6s %10s %10s %10s %12s\n", "mode", "packets", "bytes", "min us", "median us", "p99 us",
+  std::printf("%-20s %7s %6s %10s %10s %10s %12s\n", "mode", "packets", "bytes", "min us", "median us", "p99 us",
               "Gb/s depth4");
   for (uint32_t bytes : {1024u, 8192u})
     for (uint32_t packets : {16u, 64u, 1024u})
       for (const Mode& m : modes) {
         const Result r = run_case(m, packets, bytes, opt, prop.multiProcessorCount);
-        std::printf("%-18s %7u %6u %10.2f %10.2f %10.2f %12.1f\n", r.mode.c_str(), r.packets, r.bytes, r.min_us,
+        std::printf("%-20s %7u %6u %10.2f %10.2f %10.2f %12.1f\n", r.mode.c_str(), r.packets, r.bytes, r.min_us,
                     r.median_us, r.p99_us, r.gbps);
         if (r.latency_bursts < opt.bursts || r.throughput_bursts < opt.bursts)
           std::printf("  (time limit: %u latency / %u throughput bursts)\n", r.latency_bursts, r.throughput_bursts);

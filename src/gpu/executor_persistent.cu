@@ -1,15 +1,24 @@
 // LaunchMode::persistent: a kernel launched once polls a doorbell ring of burst descriptors
 // in mapped pinned memory; submit() is a few host stores, no CUDA call.
 //
-// Work split: every CTA takes part in every burst (entries b, b + blocks, ... of it), and a
-// per-descriptor arrival counter in device memory lets the last CTA to finish store DONE.
+// Work split: the CTAs form `groups` groups (contiguous ranges, sizes differing by at most
+// one); burst k is placed by group k % groups, every CTA of the group taking entries
+// r, r + n, ... of it (r: its rank in the group, n: the group's size). A per-descriptor
+// arrival counter in device memory lets the group's last CTA to finish store DONE. With
+// groups > 1 up to `groups` bursts are placed at once, each paying its own chain (poll,
+// relay, place, arrival, DONE) in parallel with the others; with 1 group every burst gets
+// every CTA (best for one big burst at a time). Bursts of different groups may finish out
+// of order on the GPU; the host still counts completions in order (DoorbellRing::poll_done
+// stops at the first descriptor that is not DONE), so completed() stays a prefix count.
 // Rejected: descriptor k to CTA k % blocks (or a shared ticket) puts a whole burst on one SM,
 // so a 1,024 x 8 KB burst would move at one SM's bandwidth with the rest idle.
-// Only CTA 0 polls the mapped ring over PCIe; it relays each job to the other CTAs through
-// device memory (a copy of the job and a "go" sequence word in L2). Measured on an H200:
-// when every CTA polled host memory itself, a burst took ~4 us more per CTA (70 us with 16
-// CTAs, 500 us with 132), the PCIe reads of many pollers queueing behind each other.
-// Every burst takes one device-scope atomic per CTA.
+// Only a group's first CTA (its leader) polls the mapped ring over PCIe, for the group's
+// bursts only; it relays each job to the group's other CTAs through device memory (a copy of
+// the job and a "go" sequence word in L2). Measured on an H200: when every CTA polled host
+// memory itself, a burst took ~4 us more per CTA (70 us with 16 CTAs, 500 us with 132), the
+// PCIe reads of many pollers queueing behind each other; `groups` pollers (4 by default) is
+// the price of concurrency.
+// Every burst takes one device-scope atomic per CTA of its group.
 //
 // Rules the rest of the process must follow while this kernel runs (it never returns on its
 // own): no cudaDeviceSynchronize, no cudaFree / cudaMalloc of device memory (they may
@@ -19,6 +28,7 @@
 // Jobs in flight together may run concurrently: they must not write the same output slot.
 #include <cuda/atomic>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -37,61 +47,95 @@ namespace {
 constexpr const char* kWho = "gpu executor (persistent)";
 constexpr uint32_t kThreads = 512;        // per CTA: few CTAs, so each brings many loads in flight
 constexpr unsigned kMinBackoffNs = 32;
-constexpr unsigned kMaxBackoffNs = 256;   // well under a PCIe round trip (~1 us): adds little latency
+constexpr unsigned kMaxBackoffNs = 128;   // well under a PCIe round trip (~1 us): adds little latency
+// groups = 0: min(depth, 4). Four leaders polling PCIe stay far from the many-poller cost
+// measured above, and depth 4 (the pipeline's default) then keeps every group busy.
+constexpr uint32_t kAutoGroups = 4;
 constexpr auto kStartTimeout = std::chrono::seconds(10);
 constexpr auto kStopTimeout = std::chrono::seconds(2);
 
-static_assert(offsetof(BurstDescriptor, seq) + sizeof(uint64_t) <= 16 && offsetof(BurstDescriptor, job) == 16 &&
-              sizeof(PlaceJob) == 32, "wait_for_burst reads a descriptor as 3 x 16 bytes");
+static_assert(offsetof(BurstDescriptor, state) == 0 && offsetof(BurstDescriptor, seq) == 8 &&
+                  offsetof(BurstDescriptor, job) == 16 && sizeof(PlaceJob) == 32 &&
+                  offsetof(BurstDescriptor, seq_check) == 48 && sizeof(BurstDescriptor) == 64,
+              "wait_for_burst reads a descriptor as 4 x 16 bytes, one per lane");
 
 using SysWord = cuda::atomic_ref<uint32_t, cuda::thread_scope_system>;
 using DevWord = cuda::atomic_ref<uint32_t, cuda::thread_scope_device>;
+using DevWord64 = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
 
-// Thread 0: waits until descriptor d holds burst `seq` (copied to `job`), or stop (false).
-// Stop is looked at only while nothing is ready, so bursts already published still run.
-__device__ bool wait_for_burst(BurstDescriptor& d, uint64_t seq, RingControl& ctl, PlaceJob& job) {
-  SysWord state(d.state);
-  SysWord stop(ctl.stop);
+__device__ __forceinline__ uint4 load_relaxed_sys(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
+// Device-side relay from a group's leader to its other CTAs: go = seq + 1 once
+// jobs[seq % slots] holds burst seq's job; quit = 1 when the host asked to stop. One per
+// group, each on its own lines.
+struct alignas(128) Relay {
+  unsigned long long go;
+  unsigned int quit;
+  unsigned int pad[29];
+  PlaceJob jobs[1];  // slots of them
+};
+static_assert(offsetof(Relay, jobs) == 128);
+
+size_t relay_bytes(uint32_t slots) { return (offsetof(Relay, jobs) + sizeof(PlaceJob) * slots + 127) / 128 * 128; }
+
+// Warp 0 of a leader, all lanes: waits until descriptor d holds burst `seq`; lanes 1 and 2
+// copy its job to `job` and to `relay_job`. False: stop. Stop is looked at only while nothing
+// is ready, so bursts already published still run.
+// One poll = lanes 0..3 each load 16 bytes: one warp instruction, one PCIe read of the whole
+// 64-byte descriptor (state, seq, job, seq_check), so a READY descriptor is used at once
+// instead of costing a second round trip for the job. The read is accepted only when state is
+// READY and both seq (first 32 bytes) and seq_check (last 32) are this burst's: the host
+// writes the job, then seq_check (release), then READY (release), so a read whose two 32-byte
+// sectors came from different moments is refused and polled again. Assumed: each 32-byte
+// sector of the read is one snapshot of the host's cache line (a PCIe read of one line is
+// served from one coherent copy of it). The acquire fence then orders everything the
+// host published before READY (e.g. the entries it points to) before this CTA's placing.
+__device__ bool wait_for_burst(BurstDescriptor& d, uint64_t seq, RingControl& ctl, PlaceJob& job,
+                               PlaceJob& relay_job) {
+  const unsigned lane = threadIdx.x & 31;
+  const uint4* src = reinterpret_cast<const uint4*>(&d);
   unsigned backoff = kMinBackoffNs;
   for (unsigned polls = 1;; ++polls) {
-    if (state.load(cuda::memory_order_acquire) == static_cast<uint32_t>(DescState::ready)) {
-      // Seq and job in three 16-byte loads issued together: one PCIe round trip, not one
-      // per field (a byte-wise memcpy stalls on each of 32 reads).
-      // The job is copied before seq is checked so the compiler cannot sink its loads
-      // behind the comparison.
-      const uint4* src = reinterpret_cast<const uint4*>(&d);
-      const uint4 head = src[0], j0 = src[1], j1 = src[2];
-      uint4* dst = reinterpret_cast<uint4*>(&job);
-      dst[0] = j0;
-      dst[1] = j1;
-      uint64_t got;
-      memcpy(&got, reinterpret_cast<const char*>(&head) + offsetof(BurstDescriptor, seq), sizeof got);
-      if (got == seq) return true;  // always, by the protocol; a cheap guard all the same
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (lane < 4) v = load_relaxed_sys(src + lane);
+    const uint32_t state = __shfl_sync(~0u, v.x, 0);
+    const uint64_t got = (uint64_t{__shfl_sync(~0u, v.w, 0)} << 32) | __shfl_sync(~0u, v.z, 0);
+    const uint64_t check = (uint64_t{__shfl_sync(~0u, v.y, 3)} << 32) | __shfl_sync(~0u, v.x, 3);
+    if (state == static_cast<uint32_t>(DescState::ready) && got == seq && check == seq) {
+      cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+      if (lane == 1 || lane == 2) {
+        reinterpret_cast<uint4*>(&job)[lane - 1] = v;
+        reinterpret_cast<uint4*>(&relay_job)[lane - 1] = v;
+      }
+      return true;
     }
-    if (polls % 8 == 0 && stop.load(cuda::memory_order_relaxed) != 0) return false;
+    int stop = 0;
+    if (polls % 8 == 0 && lane == 0) stop = SysWord(ctl.stop).load(cuda::memory_order_relaxed) != 0;
+    if (__shfl_sync(~0u, stop, 0)) return false;
     __nanosleep(backoff);
     backoff = min(backoff * 2, kMaxBackoffNs);
   }
 }
 
-// Device-side relay from CTA 0 to the others: go = seq + 1 once jobs[seq % slots] holds
-// burst seq's job; kQuit when the host asked to stop.
-struct Relay {
-  unsigned long long go;
-  unsigned long long pad;
-  PlaceJob jobs[1];  // slots of them
-};
-constexpr unsigned long long kQuit = ~0ull;
-using DevWord64 = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
-
-size_t relay_bytes(uint32_t slots) { return offsetof(Relay, jobs) + sizeof(PlaceJob) * slots; }
-
-// Thread 0 of CTAs other than 0: waits for CTA 0 to relay burst seq (false: stop).
+// Thread 0 of a group's other CTAs: waits for the leader to relay burst seq (false: stop;
+// a burst already relayed is still placed).
 __device__ bool wait_for_relay(Relay& r, uint64_t seq, uint32_t slot, PlaceJob& job) {
   DevWord64 go(r.go);
-  unsigned long long g;
-  while ((g = go.load(cuda::memory_order_acquire)) < seq + 1) __nanosleep(20);
-  if (g == kQuit) return false;
+  DevWord quit(r.quit);
+  while (go.load(cuda::memory_order_acquire) < seq + 1) {
+    if (quit.load(cuda::memory_order_acquire) != 0) {  // stored after any go: re-read go
+      if (go.load(cuda::memory_order_acquire) >= seq + 1) break;  // relayed before the quit
+      return false;
+    }
+    __nanosleep(20);
+  }
   const uint4* src = reinterpret_cast<const uint4*>(&r.jobs[slot]);
   uint4* dst = reinterpret_cast<uint4*>(&job);
   dst[0] = src[0];
@@ -100,9 +144,11 @@ __device__ bool wait_for_relay(Relay& r, uint64_t seq, uint32_t slot, PlaceJob& 
 }
 
 // ring/ctl: device addresses of the mapped ring. arrive: slots + 1 zeroed device words
-// (per-descriptor arrivals, then the start count). relay: zeroed device memory.
+// (per-descriptor arrivals, then the start count). relays: `groups` zeroed Relays of
+// relay_stride bytes. groups <= slots, groups <= gridDim.x.
 __global__ void __launch_bounds__(kThreads)
-    persistent_place(BurstDescriptor* ring, RingControl* ctl, uint32_t slots, uint32_t* arrive, Relay* relay) {
+    persistent_place(BurstDescriptor* ring, RingControl* ctl, uint32_t slots, uint32_t* arrive, std::byte* relays,
+                     uint32_t relay_stride, uint32_t groups) {
   // Raw storage: a __shared__ PlaceJob would need its (non-trivial) default constructor.
   __shared__ alignas(16) unsigned char job_mem[sizeof(PlaceJob)];
   __shared__ int quit;
@@ -111,36 +157,52 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0 && DevWord(arrive[slots]).fetch_add(1, cuda::memory_order_relaxed) == gridDim.x - 1)
     SysWord(ctl->started).store(1, cuda::memory_order_release);
 
-  uint32_t slot = 0;
-  for (uint64_t seq = 0;; ++seq) {
-    if (threadIdx.x == 0) {
-      if (blockIdx.x == 0) {
-        quit = !wait_for_burst(ring[slot], seq, *ctl, job);
-        if (!quit) {
-          const uint4* src = reinterpret_cast<const uint4*>(&job);
-          uint4* dst = reinterpret_cast<uint4*>(&relay->jobs[slot]);
-          dst[0] = src[0];
-          dst[1] = src[1];
+  // Group g: CTAs [g * B / G, (g + 1) * B / G).
+  uint32_t group = 0;
+  while (uint64_t{group + 1} * gridDim.x / groups <= blockIdx.x) ++group;
+  const uint32_t first = static_cast<uint32_t>(uint64_t{group} * gridDim.x / groups);
+  const uint32_t size = static_cast<uint32_t>(uint64_t{group + 1} * gridDim.x / groups) - first;
+  const uint32_t rank = blockIdx.x - first;
+  Relay& relay = *reinterpret_cast<Relay*>(relays + size_t{group} * relay_stride);
+
+  uint32_t slot = group;  // seq % slots, seq = group, group + groups, ...
+  for (uint64_t seq = group;; seq += groups) {
+    if (rank == 0) {
+      if (threadIdx.x < 32) {
+        const bool ok = wait_for_burst(ring[slot], seq, *ctl, job, relay.jobs[slot]);
+        __syncwarp();  // lanes 1, 2 wrote the relayed job: ordered before lane 0's release below
+        if (threadIdx.x == 0) {
+          quit = !ok;
+          if (ok)
+            DevWord64(relay.go).store(seq + 1, cuda::memory_order_release);
+          else
+            DevWord(relay.quit).store(1, cuda::memory_order_release);
         }
-        DevWord64(relay->go).store(quit ? kQuit : seq + 1, cuda::memory_order_release);
-      } else {
-        quit = !wait_for_relay(*relay, seq, slot, job);
       }
+    } else if (threadIdx.x == 0) {
+      quit = !wait_for_relay(relay, seq, slot, job);
     }
     __syncthreads();
     if (quit) return;
-    place_job(job, blockIdx.x, gridDim.x);
-    __threadfence();  // this thread's output, visible GPU-wide before the arrival below
-    __syncthreads();  // also: nobody reads job/quit while thread 0 overwrites them next round
+    place_job(job, rank, size);
+    // Also: nobody reads job/quit while they are overwritten next round.
+    __syncthreads();
     if (threadIdx.x == 0) {
+      // After the barrier, thread 0's device-scope fence and acq_rel arrival cover the whole
+      // CTA's output (the cooperative-groups grid barrier pattern); one fence per CTA, not
+      // one per thread.
+      __threadfence();
       DevWord count(arrive[slot]);
-      if (count.fetch_add(1, cuda::memory_order_acq_rel) == gridDim.x - 1) {  // last CTA of this burst
-        count.store(0, cuda::memory_order_relaxed);  // next use comes after the host sees DONE
-        __threadfence_system();
+      if (count.fetch_add(1, cuda::memory_order_acq_rel) == size - 1) {  // last CTA of this burst
+        // Next use comes after the host sees DONE (and republishes): ordered by the release below.
+        count.store(0, cuda::memory_order_relaxed);
+        // A system-scope release store: cumulative over what this thread observed (the other
+        // CTAs' output, through their arrivals), so no separate __threadfence_system.
         SysWord(ring[slot].state).store(static_cast<uint32_t>(DescState::done), cuda::memory_order_release);
       }
     }
-    if (++slot == slots) slot = 0;
+    slot += groups;
+    if (slot >= slots) slot -= slots;
   }
 }
 
@@ -160,16 +222,19 @@ class PersistentExecutor final : public PlaceExecutor {
       check(cudaHostGetDevicePointer(&dev_mem, host_mem_, 0), who + ": cudaHostGetDevicePointer");
       // Stream-ordered allocation: no device-wide synchronization, so a second persistent
       // executor can start while the first one runs.
+      groups_ = std::min({o.groups ? o.groups : std::min(o.depth, kAutoGroups), o.depth, blocks_});
       const size_t arrive_bytes = (size_t{o.depth} + 1) * sizeof(uint32_t);
-      const size_t relay_offset = (arrive_bytes + 15) / 16 * 16;
-      const size_t device_bytes = relay_offset + relay_bytes(o.depth);
+      const size_t relay_offset = (arrive_bytes + 127) / 128 * 128;
+      uint32_t relay_stride = static_cast<uint32_t>(relay_bytes(o.depth));
+      const size_t device_bytes = relay_offset + size_t{relay_stride} * groups_;
       check(cudaMallocAsync(reinterpret_cast<void**>(&arrive_), device_bytes, kernel_stream_), who + ": cudaMallocAsync");
       check(cudaMemsetAsync(arrive_, 0, device_bytes, kernel_stream_), who + ": cudaMemsetAsync");
-      Relay* relay = reinterpret_cast<Relay*>(reinterpret_cast<std::byte*>(arrive_) + relay_offset);
+      std::byte* relays = reinterpret_cast<std::byte*>(arrive_) + relay_offset;
       auto* ctl = static_cast<RingControl*>(dev_mem);
       auto* ring = reinterpret_cast<BurstDescriptor*>(static_cast<std::byte*>(dev_mem) + sizeof(RingControl));
       uint32_t slots = o.depth;
-      void* args[] = {&ring, &ctl, &slots, &arrive_, &relay};
+      uint32_t groups = groups_;
+      void* args[] = {&ring, &ctl, &slots, &arrive_, &relays, &relay_stride, &groups};
       // Cooperative: all CTAs resident at once, or a clear launch error (a CTA that never
       // starts would leave every burst one arrival short).
       check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&persistent_place), dim3(blocks_), dim3(kThreads),
@@ -293,6 +358,7 @@ class PersistentExecutor final : public PlaceExecutor {
   }
 
   uint32_t blocks_ = 1;
+  uint32_t groups_ = 1;
   cudaStream_t kernel_stream_ = nullptr;
   cudaStream_t copy_stream_ = nullptr;
   void* host_mem_ = nullptr;

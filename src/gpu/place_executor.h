@@ -35,6 +35,11 @@ struct ExecutorOptions {
   uint32_t depth = 4;          // jobs in flight at most
   uint32_t max_entries = 1024; // largest job (entries); graph/persistent size buffers by it
   uint32_t blocks = 0;         // persistent: CTAs polling the ring (0 = 1 per 8 SMs, at least 1)
+  // persistent: the CTAs split into this many groups, burst k placed by group k % groups, so
+  // up to `groups` bursts run at once (0 = min(depth, 4); clamped to depth and blocks). A burst
+  // gets blocks / groups CTAs: more groups help small bursts at depth >= 2, 1 gives one big
+  // burst every CTA.
+  uint32_t groups = 0;
 };
 
 // Throws Error on setup failure (no GPU, bad index, launch failure of the persistent kernel).

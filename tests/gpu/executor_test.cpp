@@ -41,6 +41,17 @@ struct DeviceArray {
 
 const char* name(LaunchMode m) { return to_string(m); }
 
+// An executor kind under test: the launch mode and, for persistent, its CTA groups (1: every
+// CTA on every burst; 4: up to 4 bursts placed at once, finishing out of order on the GPU).
+struct Kind {
+  LaunchMode mode;
+  uint32_t groups = 0;
+};
+std::string name(const Kind& k) {
+  return k.mode == LaunchMode::persistent ? std::string(name(k.mode)) + "_g" + std::to_string(k.groups)
+                                          : std::string(name(k.mode));
+}
+
 // Packets in device memory, an output ring poisoned, and jobs placing random packets (some
 // missing: src 0) into distinct random slots; expected = the same placement done on the CPU.
 struct Scenario {
@@ -129,13 +140,15 @@ size_t first_difference(const std::vector<std::byte>& a, const std::vector<std::
   return static_cast<size_t>(std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin());
 }
 
-class Executor : public ::testing::TestWithParam<LaunchMode> {
+class Executor : public ::testing::TestWithParam<Kind> {
  protected:
   std::unique_ptr<PlaceExecutor> make(uint32_t depth = 4) {
     ExecutorOptions o;
     o.depth = depth;
-    return make_executor(GetParam(), o);
+    o.groups = GetParam().groups;  // clamped to depth and blocks by the executor
+    return make_executor(GetParam().mode, o);
   }
+  LaunchMode mode() const { return GetParam().mode; }
 };
 
 TEST_P(Executor, PlacesRandomJobsLikeACpuLoop) {
@@ -147,7 +160,7 @@ TEST_P(Executor, PlacesRandomJobsLikeACpuLoop) {
     if (HasFatalFailure()) return;
     {
       auto ex = make();
-      EXPECT_EQ(ex->mode(), GetParam());
+      EXPECT_EQ(ex->mode(), mode());
       run_all(*ex, s.jobs);
       EXPECT_EQ(ex->submitted(), s.jobs.size());
     }
@@ -215,7 +228,7 @@ TEST_P(Executor, RunsTenThousandBurstsInSequence) {
   ex.reset();
   const auto got = s.download();
   EXPECT_EQ(first_difference(got, s.expected), got.size());
-  std::printf("%s: 10000 bursts, %llu refused submits (depth 4)\n", name(GetParam()),
+  std::printf("%s: 10000 bursts, %llu refused submits (depth 4)\n", name(GetParam()).c_str(),
               static_cast<unsigned long long>(refused));
 }
 
@@ -241,9 +254,54 @@ TEST_P(Executor, DestroyWithWorkInFlightIsCleanAndTheGpuStaysUsable) {
   EXPECT_EQ(first_difference(got, s.expected), got.size());
 }
 
+// A big burst followed by small ones: with groups > 1 the small ones (other groups) finish
+// first on the GPU, yet completed() must count only in order, never past an unfinished job.
+TEST_P(Executor, CompletesInOrderWhenLaterSmallBurstsFinishFirst) {
+  NDQ_REQUIRE_GPU();
+  constexpr uint32_t kEntries = 32768, kBytes = 8192, kSlots = 4096;
+  DeviceArray<> in(kBytes), out(size_t{kSlots + 64} * kBytes);
+  DeviceArray<PlacementEntry> entries(kEntries + 3);
+  ASSERT_TRUE(in.p && out.p && entries.p);
+  std::vector<std::byte> fill(kBytes);
+  for (uint32_t i = 0; i < kBytes; ++i) fill[i] = std::byte(i * 7 + 1);
+  CUDA_OK(cudaMemcpy(in.p, fill.data(), kBytes, cudaMemcpyHostToDevice));
+  std::vector<PlacementEntry> e(kEntries + 3);
+  for (uint32_t i = 0; i < kEntries; ++i) e[i] = {reinterpret_cast<uint64_t>(in.p), i % kSlots, 0};
+  for (uint32_t i = 0; i < 3; ++i) e[kEntries + i] = {reinterpret_cast<uint64_t>(in.p), kSlots + i, 0};
+  CUDA_OK(cudaMemcpy(entries.p, e.data(), e.size() * sizeof e[0], cudaMemcpyHostToDevice));
+  const PlaceJob big{entries.p, kEntries, kBytes, out.p, kBytes};
+
+  auto ex = make(4);
+  ASSERT_TRUE(ex->submit(PlaceJob{}));  // warm-up: loads the kernel
+  ex->synchronize();
+  ASSERT_TRUE(ex->submit(big));
+  for (uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(ex->submit(PlaceJob{entries.p + kEntries + i, 1, kBytes, out.p, kBytes}));
+  // completed() only ever steps 1 -> 5 past the big job (1 = the warm-up), never to 2..4
+  // while the big job is unfinished: observe it until all are done.
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  uint64_t last = 0;
+  std::vector<uint64_t> seen;
+  while ((last = ex->completed()) < 5) {
+    if (seen.empty() || seen.back() != last) seen.push_back(last);
+    ASSERT_LT(Clock::now(), deadline);
+  }
+  seen.push_back(last);
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_LE(seen[i - 1], seen[i]);
+  ex->synchronize();
+  EXPECT_EQ(ex->completed(), 5u);
+  ex.reset();
+  // Every slot holds the input.
+  std::vector<std::byte> got(size_t{kSlots + 3} * kBytes);
+  CUDA_OK(cudaMemcpy(got.data(), out.p, got.size(), cudaMemcpyDeviceToHost));
+  for (uint32_t s = 0; s < kSlots + 3; ++s)
+    ASSERT_EQ(std::memcmp(got.data() + size_t{s} * kBytes, fill.data(), kBytes), 0) << "slot " << s;
+}
+
 INSTANTIATE_TEST_SUITE_P(AllModes, Executor,
-                         ::testing::Values(LaunchMode::per_burst, LaunchMode::graph, LaunchMode::persistent),
-                         [](const auto& info) { return std::string(name(info.param)); });
+                         ::testing::Values(Kind{LaunchMode::per_burst}, Kind{LaunchMode::graph},
+                                           Kind{LaunchMode::persistent, 1}, Kind{LaunchMode::persistent, 4},
+                                           Kind{LaunchMode::persistent, 3}),
+                         [](const auto& info) { return name(info.param); });
 
 TEST(PersistentExecutor, StartsAndStopsTwentyTimes) {
   NDQ_REQUIRE_GPU();
@@ -255,6 +313,7 @@ TEST(PersistentExecutor, StartsAndStopsTwentyTimes) {
     SCOPED_TRACE(i);
     ExecutorOptions o;
     o.blocks = 1 + i % 4;  // different grids too
+    o.groups = 1 + i % 3;  // and groups (clamped to blocks): 1 CTA groups, uneven groups
     auto ex = make_executor(LaunchMode::persistent, o);
     ASSERT_TRUE(ex->submit(s.jobs[0]));
     ex->synchronize();

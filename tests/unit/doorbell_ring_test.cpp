@@ -56,7 +56,7 @@ class FakeGpu {
         if (word(d.state).load(std::memory_order_acquire) == static_cast<uint32_t>(DescState::ready)) break;
         std::this_thread::yield();  // 2 shared cores: let the producer run
       }
-      if (d.seq != k) seq_mismatch = true;
+      if (d.seq != k || d.seq_check != k) seq_mismatch = true;
       seqs.push_back(d.seq);
       counts.push_back(d.job.count);
       mark(d, DescState::done);
@@ -100,6 +100,7 @@ TEST(DoorbellRing, FullRingRefusesUntilTheOldestIsDone) {
     d[i]->job.count = 10 + i;
     ring.publish(*d[i]);
     EXPECT_EQ(d[i]->seq, uint64_t(i));
+    EXPECT_EQ(d[i]->seq_check, uint64_t(i));  // the GPU checks it against seq
     EXPECT_EQ(d[i]->state, uint32_t(DescState::ready));
   }
   EXPECT_EQ(ring.acquire(), nullptr);

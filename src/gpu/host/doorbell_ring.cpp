@@ -35,6 +35,9 @@ BurstDescriptor* DoorbellRing::acquire() noexcept {
 
 void DoorbellRing::publish(BurstDescriptor& d) noexcept {
   d.seq = published_;
+  // Release: the job (written by the caller before publish) is visible before seq_check, so a
+  // consumer that sees seq_check of this burst also sees the job's second half beside it.
+  std::atomic_ref<uint64_t>(d.seq_check).store(published_, std::memory_order_release);
   word(d.state).store(static_cast<uint32_t>(DescState::ready), std::memory_order_release);
   ++published_;
   if (++head_ == slots_) head_ = 0;

@@ -31,8 +31,11 @@ struct alignas(64) BurstDescriptor {
   uint32_t reserved = 0;
   uint64_t seq = 0;     // burst number (0, 1, ...): the consumer checks it is the one it waits for
   PlaceJob job;
+  uint64_t seq_check = 0;  // = seq, written with the job before READY: a consumer that reads the
+                           // whole descriptor in one request checks both halves are this burst's
 };
 static_assert(sizeof(BurstDescriptor) == 64);
+static_assert(offsetof(BurstDescriptor, seq_check) == 48);
 static_assert(offsetof(BurstDescriptor, state) == 0);
 
 struct alignas(64) RingControl {
