@@ -107,6 +107,9 @@ FramePipeline::Impl::~Impl() {
 
 void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging) {
   const std::string who = "gpu frame pipeline '" + cfg.name + "'";
+  if (cfg.launch == LaunchMode::persistent && copy_staging)
+    throw Error(Errc::invalid_config, who + ": launch persistent needs staging: direct (the persistent kernel "
+                                            "reads packets in place; nothing orders a staging copy before it)");
   use_device(cfg.gpu, who);
   copy = copy_staging;
   max_batch = batch;
