@@ -34,7 +34,7 @@ struct ExecutorOptions {
   int gpu = 0;
   uint32_t depth = 4;          // jobs in flight at most
   uint32_t max_entries = 1024; // largest job (entries); graph/persistent size buffers by it
-  uint32_t blocks = 0;         // persistent: CTAs polling the ring (0 = 1 per 8 SMs, at least 1)
+  uint32_t blocks = 0;         // persistent: CTAs of the kernel (0 = 1 per SM)
   // persistent: the CTAs split into this many groups, burst k placed by group k % groups, so
   // up to `groups` bursts run at once (0 = min(depth, 4); clamped to depth and blocks). A burst
   // gets blocks / groups CTAs: more groups help small bursts at depth >= 2, 1 gives one big
