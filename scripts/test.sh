@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 
 echo "== build and test (RelWithDebInfo) =="
 ./scripts/build.sh
+# GPU tests (ctest label gpu) run where a GPU is usable and skip elsewhere, saying why:
+echo "GPU tests: $("${NETDAQ_BUILD_DIR:-build}"/tools/netdaq/netdaq --version | grep '^gpu:' || echo 'gpu: ?')" \
+     "(they skip without a usable GPU; scripts/gpu-check.sh runs them on a GPU machine)"
 (cd "${NETDAQ_BUILD_DIR:-build}" && ctest --output-on-failure --timeout 600 -j1 "$@")
 
 if [ "${NETDAQ_SKIP_SANITIZERS:-0}" != 1 ]; then
