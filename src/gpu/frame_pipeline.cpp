@@ -75,6 +75,8 @@ struct FramePipeline::Impl {
   size_t pending_head = 0, pending_count = 0;
   PipelineStats stats;
   bool building = false;           // a job of the current slot holds entries not yet submitted
+  JobSlot* cur = nullptr;          // the job being built (valid while building)
+  std::byte* cur_stage = nullptr;  // its staging buffer (staging copy)
 
   explicit Impl(const ReorderConfig& c) : cfg(c), tracker(tracker_config(c)) {}
   ~Impl();
@@ -84,6 +86,7 @@ struct FramePipeline::Impl {
   void retire() noexcept;
   void wait_for_slot() noexcept;
   void submit_current() noexcept;
+  void begin_job() noexcept;
   void add_entry(uint64_t src, uint32_t slot, const void* stage_src) noexcept;
   void take_closed(uint64_t ready_after) noexcept;
   void zero_fill(const ClosedFrame& f) noexcept;
@@ -200,29 +203,29 @@ void FramePipeline::Impl::submit_current() noexcept {
   building = false;
 }
 
+// Starts a job in the next free slot; its placement list and staging buffer are cached so
+// add_entry() does no division or virtual call per packet.
+void FramePipeline::Impl::begin_job() noexcept {
+  wait_for_slot();
+  const uint32_t k = static_cast<uint32_t>(exec->submitted() % slots.size());
+  cur = &slots[k];
+  cur->count = 0;
+  cur->nsrc = 0;
+  cur_stage = stager ? stager->slot_base(k) : nullptr;
+  building = true;
+}
+
 void FramePipeline::Impl::add_entry(uint64_t src, uint32_t slot, const void* stage_src) noexcept {
-  if (!building) {
-    wait_for_slot();
-    JobSlot& s = current();
-    s.count = 0;
-    s.nsrc = 0;
-    building = true;
-  }
-  JobSlot& s = current();
-  if (s.count == job_capacity) {  // spill: this job goes now, the rest into the next one
+  if (!building) begin_job();
+  if (cur->count == job_capacity) {  // spill: this job goes now, the rest into the next one
     submit_current();
-    wait_for_slot();
-    JobSlot& n = current();
-    n.count = 0;
-    n.nsrc = 0;
-    building = true;
-    return add_entry(src, slot, stage_src);
+    begin_job();
   }
   if (stage_src) {
-    src = reinterpret_cast<uint64_t>(stager->slot_base(exec->submitted() % slots.size()) + size_t{s.nsrc} * in_bytes);
-    s.srcs[s.nsrc++] = stage_src;
+    src = reinterpret_cast<uint64_t>(cur_stage + size_t{cur->nsrc} * in_bytes);
+    cur->srcs[cur->nsrc++] = stage_src;
   }
-  s.entries[s.count++] = PlacementEntry{src, slot, 0};
+  cur->entries[cur->count++] = PlacementEntry{src, slot, 0};
 }
 
 // Missing slots of an incomplete frame get zeros (src == 0 entries).
@@ -269,7 +272,7 @@ void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
     uint32_t slot = 0;
     if (tracker.place(seq, now, &slot) == Placement::placed)
       add_entry(reinterpret_cast<uint64_t>(samples), slot, copy ? samples : nullptr);
-    take_closed(exec->submitted());
+    if (tracker.has_closed()) take_closed(exec->submitted());
   }
   if (!building) {
     // Nothing placed: the burst's buffers go back now.

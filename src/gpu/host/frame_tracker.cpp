@@ -22,6 +22,7 @@ FrameTracker::FrameTracker(const TrackerConfig& cfg) : cfg_(cfg) {
   free_.reserve(cfg.frame_buffers);
   for (uint32_t b = cfg.frame_buffers; b-- > 0;) free_.push_back(b);  // buffer 0 first
   closed_.resize(cfg.frame_buffers);
+  hot_ = &open_[0];
 }
 
 bool FrameTracker::unwrap(uint64_t raw, uint64_t* seq) noexcept {
@@ -57,38 +58,49 @@ Placement FrameTracker::place(uint64_t raw_seq, uint64_t now_ns, uint32_t* ring_
     ++stats_.late;
     return Placement::late;
   }
-  const uint64_t frame = seq / ppf;
-  const uint32_t slot = static_cast<uint32_t>(seq % ppf);
-  if (!started_) {
-    // The window reaches back from the first frame seen, so a stream that starts out of
-    // order (reversed, say) loses nothing; frames before any packet are not "skipped".
-    started_ = true;
-    base_ = frame >= cfg_.max_open_frames - 1 ? frame - (cfg_.max_open_frames - 1) : 0;
-    first_frame_ = frame;
+  Open* o;
+  uint32_t slot;
+  if (seq - hot_start_ < ppf && hot_->active && hot_->index == hot_frame_) {
+    // Same frame as the packet before (the common case): no division, no window work.
+    o = hot_;
+    slot = static_cast<uint32_t>(seq - hot_start_);
+  } else {
+    const uint64_t frame = seq / ppf;
+    slot = static_cast<uint32_t>(seq % ppf);
+    if (!started_) {
+      // The window reaches back from the first frame seen, so a stream that starts out of
+      // order (reversed, say) loses nothing; frames before any packet are not "skipped".
+      started_ = true;
+      base_ = frame >= cfg_.max_open_frames - 1 ? frame - (cfg_.max_open_frames - 1) : 0;
+      first_frame_ = frame;
+    }
+    if (frame < first_frame_) first_frame_ = frame;
+    if (frame < base_) {
+      ++stats_.late;
+      return Placement::late;
+    }
+    if (frame >= base_ + cfg_.max_open_frames) advance_to(frame - cfg_.max_open_frames + 1);
+    o = &slot_of(frame);
+    if (!o->active) open_frame(*o, frame, now_ns);
+    hot_ = o;
+    hot_frame_ = frame;
+    hot_start_ = frame * ppf;
   }
-  if (frame < first_frame_) first_frame_ = frame;
-  if (frame < base_) {
-    ++stats_.late;
-    return Placement::late;
-  }
-  if (frame >= base_ + cfg_.max_open_frames) advance_to(frame - cfg_.max_open_frames + 1);
-  Open& o = slot_of(frame);
-  if (!o.active) open_frame(o, frame, now_ns);
-  if (o.buffer == kNoBuffer) {
+  if (o->buffer == kNoBuffer) {
     ++stats_.no_buffer;
     return Placement::no_buffer;
   }
-  uint64_t& word = bits_[size_t{o.buffer} * words_ + slot / 64];
+  uint64_t& word = bits_[size_t{o->buffer} * words_ + slot / 64];
   const uint64_t bit = uint64_t{1} << (slot % 64);
   if (word & bit) {
     ++stats_.duplicate;
     return Placement::duplicate;
   }
   word |= bit;
-  ++o.received;
+  ++o->received;
   ++stats_.placed;
-  *ring_slot = o.buffer * ppf + slot;
-  if (o.received == ppf && frame == base_) close_ready();
+  *ring_slot = o->buffer * ppf + slot;
+  if (o->received == ppf && o->index == base_) close_ready();
   return Placement::placed;
 }
 

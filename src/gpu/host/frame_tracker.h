@@ -55,6 +55,7 @@ class FrameTracker {
   // The next closed frame that has a buffer, in frame order. Its buffer stays taken until
   // release_buffer(). Returns false when none is waiting.
   bool pop_closed(ClosedFrame* out) noexcept;
+  bool has_closed() const noexcept { return closed_count_ != 0; }
   // Presence bits of a buffer's frame (bit i set: packet i arrived); words_per_frame() words.
   const uint64_t* presence(uint32_t buffer) const noexcept { return &bits_[size_t{buffer} * words_]; }
   uint32_t words_per_frame() const noexcept { return words_; }
@@ -91,6 +92,10 @@ class FrameTracker {
   uint64_t first_frame_ = 0;        // lowest frame that got a packet
   int64_t last_seq_ = 0;            // last unwrapped sequence (narrow counters)
   uint64_t arrivals_ = 0;           // mode arrival: packets placed so far (virtual sequence)
+  // The frame of the last packet: the next one is most likely in it (fast path).
+  Open* hot_ = nullptr;
+  uint64_t hot_frame_ = 0;
+  uint64_t hot_start_ = UINT64_MAX;  // hot_frame_ * packets_per_frame
   TrackerStats stats_;
 };
 

@@ -27,14 +27,27 @@ inline const std::byte* packet_bytes(const Packet& p, uint32_t offset, uint32_t 
 
 // An unsigned integer of `bytes` (1, 2, 4 or 8) bytes in the given byte order.
 inline uint64_t load_uint(const std::byte* at, unsigned bytes, ByteOrder order) noexcept {
-  uint8_t b[8];
-  std::memcpy(b, at, bytes);
-  uint64_t v = 0;
-  for (unsigned i = 0; i < bytes; ++i) {
-    const unsigned k = order == ByteOrder::little ? bytes - 1 - i : i;
-    v = (v << 8) | b[k];
+  static_assert(std::endian::native == std::endian::little, "host byte order assumed little-endian");
+  const bool swap = order == ByteOrder::big;
+  switch (bytes) {
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, at, 8);
+      return swap ? __builtin_bswap64(v) : v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, at, 4);
+      return swap ? __builtin_bswap32(v) : v;
+    }
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, at, 2);
+      return swap ? __builtin_bswap16(v) : v;
+    }
+    default:
+      return static_cast<uint8_t>(*at);
   }
-  return v;
 }
 
 }  // namespace netdaq::gpu
