@@ -48,7 +48,7 @@ class PinnedSource final : public detail::BurstOwner {
          "cudaHostAlloc");
     std::mt19937 rng(payload);
     for (size_t i = 0; i < size_t{stride_} * kPoolPackets; ++i) mem_[i] = std::byte(rng());
-    descs_.resize(64);
+    descs_.resize(256);  // enough for jobs_in_flight x (job_packets / burst + 1) bursts held
     pkts_.resize(descs_.size() * burst);
     for (size_t d = 0; d < descs_.size(); ++d) {
       descs_[d].pkts = &pkts_[d * burst];
@@ -95,6 +95,7 @@ struct Mode {
   const char* name;
   Staging staging;
   LaunchMode launch;
+  uint32_t job_packets = 0;  // gather small bursts into jobs of this many packets
 };
 
 struct Result {
@@ -118,6 +119,7 @@ ReorderConfig config(const Mode& m, uint32_t payload) {
   c.staging = m.staging;
   c.launch = m.launch;
   c.bursts_in_flight = 4;
+  c.job_packets = m.job_packets;
   return c;
 }
 
@@ -238,7 +240,9 @@ int main(int argc, char** argv) {
   const Mode modes[] = {{"per_burst copy", Staging::copy, LaunchMode::per_burst},
                         {"per_burst direct", Staging::direct, LaunchMode::per_burst},
                         {"graph copy", Staging::copy, LaunchMode::graph},
-                        {"persistent direct", Staging::direct, LaunchMode::persistent}};
+                        {"persistent direct", Staging::direct, LaunchMode::persistent},
+                        {"per_burst copy j1k", Staging::copy, LaunchMode::per_burst, 1024},
+                        {"persistent dir j1k", Staging::direct, LaunchMode::persistent, 1024}};
   std::printf("gpu %d: %s; FramePipeline fed from pinned host packets by one CPU thread, %.1f s per case\n", gpu,
               prop.name, seconds);
   bool all_ok = true;

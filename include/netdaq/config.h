@@ -111,6 +111,9 @@ struct ReorderConfig {
   Staging staging = Staging::automatic;
   LaunchMode launch = LaunchMode::per_burst;
   uint32_t bursts_in_flight = 2;    // GPU jobs in flight (2 = double-buffered)
+  uint32_t job_packets = 0;         // 0: one GPU job per burst; N: gather small bursts into one
+                                    // job until it holds N packets or is job_timeout_us old
+  uint32_t job_timeout_us = 100;
 };
 
 struct RxConfig {

@@ -43,6 +43,8 @@ inline constexpr Range frame_buffers{1, 4096};
 inline constexpr Range frame_timeout_us{1, 60'000'000};
 inline constexpr Range bursts_in_flight{1, 64};
 inline constexpr Range payload_size{1, 1u << 20};
+inline constexpr Range job_packets{0, 65536};
+inline constexpr Range job_timeout_us{1, 1'000'000};
 inline constexpr Range stats_interval_ms{10, std::numeric_limits<uint32_t>::max()};
 }  // namespace limits
 

@@ -13,8 +13,10 @@ std::string describe(const PoolUser& u) {
   const bool extra = u.rx && q.mode == PollMode::worker;
   std::string s = queue_label(*u.iface, q, u.rx) + (u.rx ? std::string(" (rx ") + to_string(q.mode) + ": " : " (tx: ");
   s += extra ? "(ring_depth " + std::to_string(q.ring_depth) + " + 1)" : "ring_depth " + std::to_string(q.ring_depth);
-  if (u.buffers != buffers_held(q, u.rx)) s += " + gpu bursts_in_flight";  // rx.reorder holds bursts too
-  return s + " x batch_size " + std::to_string(q.batch_size) + " = " + std::to_string(u.buffers) + ")";
+  s += " x batch_size " + std::to_string(q.batch_size);
+  if (u.gpu_buffers)
+    s += " + " + std::to_string(u.gpu_buffers) + " held by the GPU (bursts_in_flight x (batch_size + job_packets))";
+  return s + " = " + std::to_string(u.buffers) + ")";
 }
 
 }  // namespace

@@ -28,12 +28,13 @@ std::vector<PoolBudget> pool_budgets(const Config& cfg) {
         for (const auto& q : rx ? iface.rx.queues : iface.tx.queues) {
           for (const auto& name : q.memory_regions) {
             if (name != region.name) continue;
-            uint64_t held = buffers_held(q, rx);
-            // A GPU frame pipeline on the queue keeps bursts until the GPU has read them.
+            // A GPU frame pipeline on the queue keeps bursts until the GPU has read them: per job
+            // in flight one burst, or job_packets gathered plus the burst that completes them.
+            uint64_t gpu = 0;
             if (rx)
               for (const auto& g : iface.rx.reorder)
-                if (g.queue == q.id) held = add_sat(held, mul_sat(g.bursts_in_flight, q.batch_size));
-            b.users.push_back(PoolUser{&iface, &q, rx, held});
+                if (g.queue == q.id) gpu = add_sat(gpu, mul_sat(g.bursts_in_flight, uint64_t{q.batch_size} + g.job_packets));
+            b.users.push_back(PoolUser{&iface, &q, rx, add_sat(buffers_held(q, rx), gpu), gpu});
             b.total = add_sat(b.total, b.users.back().buffers);
           }
         }

@@ -15,7 +15,8 @@ namespace netdaq::detail {
 //   rx, worker mode: (ring_depth + 1) * batch_size  (ring full + the burst being filled)
 //   rx, direct mode: ring_depth * batch_size
 //   tx:              ring_depth * batch_size
-// plus, for an rx queue with rx.reorder, bursts_in_flight * batch_size (held by the GPU).
+// plus, for an rx queue with rx.reorder, bursts_in_flight * (batch_size + job_packets)
+// (bursts held until the GPU has read them).
 // Saturates at UINT64_MAX instead of overflowing.
 uint64_t buffers_held(const QueueConfig& q, bool rx) noexcept;
 
@@ -23,7 +24,8 @@ struct PoolUser {
   const InterfaceConfig* iface = nullptr;
   const QueueConfig* queue = nullptr;
   bool rx = true;
-  uint64_t buffers = 0;  // buffers_held(*queue, rx) (+ GPU bursts), once per time the queue names the region
+  uint64_t buffers = 0;      // buffers_held(*queue, rx) + gpu_buffers, once per time the queue names the region
+  uint64_t gpu_buffers = 0;  // held by the queue's GPU frame pipeline
 };
 
 struct PoolBudget {

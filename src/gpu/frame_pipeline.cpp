@@ -44,7 +44,12 @@ struct JobSlot {
   uint32_t count = 0;
   std::vector<const void*> srcs;  // staging: copy
   uint32_t nsrc = 0;
-  RxBurst burst;
+  std::vector<RxBurst> bursts;     // 1, or up to job_packets when small bursts are gathered
+  uint32_t nbursts = 0;
+  void release_bursts() noexcept {
+    for (uint32_t i = 0; i < nbursts; ++i) bursts[i].release();
+    nbursts = 0;
+  }
 };
 
 struct PendingFrame {
@@ -67,6 +72,7 @@ struct FramePipeline::Impl {
   std::unique_ptr<PlaceExecutor> exec;
   std::unique_ptr<Stager> stager;
   std::byte* frames = nullptr;     // frame_buffers * frame_bytes, device memory
+  cudaStream_t alloc_stream = nullptr;
   PlacementEntry* entry_mem = nullptr;  // depth * job_capacity, mapped pinned
   std::vector<JobSlot> slots;      // depth
   uint64_t retired = 0;            // jobs whose bursts were given back
@@ -76,6 +82,7 @@ struct FramePipeline::Impl {
   PipelineStats stats;
   bool building = false;           // a job of the current slot holds entries not yet submitted
   JobSlot* cur = nullptr;          // the job being built (valid while building)
+  uint64_t job_start_ns = 0;       // when it began (gathering small bursts)
   std::byte* cur_stage = nullptr;  // its staging buffer (staging copy)
 
   explicit Impl(const ReorderConfig& c) : cfg(c), tracker(tracker_config(c)) {}
@@ -91,6 +98,7 @@ struct FramePipeline::Impl {
   void take_closed(uint64_t ready_after) noexcept;
   void zero_fill(const ClosedFrame& f) noexcept;
   void place_burst(RxBurst&& burst) noexcept;
+  void submit_if_due(uint64_t now) noexcept;
 };
 
 FramePipeline::Impl::~Impl() {
@@ -101,10 +109,14 @@ FramePipeline::Impl::~Impl() {
       detail::log()->error("gpu pipeline: {}", e.what());
     }
   }
-  for (auto& s : slots) s.burst.release();
+  for (auto& s : slots) s.release_bursts();
   exec.reset();
   stager.reset();
-  if (frames) cudaFree(frames);
+  if (frames) {  // stream-ordered: no device-wide synchronization (a persistent kernel may run)
+    cudaFreeAsync(frames, alloc_stream);
+    cudaStreamSynchronize(alloc_stream);
+  }
+  if (alloc_stream) cudaStreamDestroy(alloc_stream);
   if (entry_mem) cudaFreeHost(entry_mem);
 }
 
@@ -121,11 +133,15 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging) {
   frame_bytes = size_t{out_slot_bytes} * cfg.packets_per_frame;
   seq_bytes = cfg.seq_bits / 8;
   // A burst's packets plus the zeros of frames it closes; more entries spill into extra jobs.
-  job_capacity = std::max(max_batch, 1024u);
+  job_capacity = std::max(max_batch, 1024u) + cfg.job_packets;
   const uint32_t depth = std::max(cfg.bursts_in_flight, 1u);
 
-  check(cudaMalloc(reinterpret_cast<void**>(&frames), frame_bytes * cfg.frame_buffers),
-        who + ": cudaMalloc of " + std::to_string(frame_bytes * cfg.frame_buffers) + " bytes of frame buffers");
+  // Stream-ordered allocation: cudaMalloc/cudaFree may synchronize the whole device, which
+  // never finishes while another pipeline's persistent kernel runs.
+  check(cudaStreamCreateWithFlags(&alloc_stream, cudaStreamNonBlocking), who + ": cudaStreamCreate");
+  check(cudaMallocAsync(reinterpret_cast<void**>(&frames), frame_bytes * cfg.frame_buffers, alloc_stream),
+        who + ": cudaMallocAsync of " + std::to_string(frame_bytes * cfg.frame_buffers) + " bytes of frame buffers");
+  check(cudaStreamSynchronize(alloc_stream), who + ": frame buffer allocation");
   check(cudaHostAlloc(reinterpret_cast<void**>(&entry_mem), sizeof(PlacementEntry) * job_capacity * depth,
                       cudaHostAllocMapped | cudaHostAllocPortable),
         who + ": cudaHostAlloc of placement lists");
@@ -133,6 +149,7 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging) {
   for (uint32_t k = 0; k < depth; ++k) {
     slots[k].entries = entry_mem + size_t{k} * job_capacity;
     if (copy) slots[k].srcs.resize(job_capacity);
+    slots[k].bursts.resize(std::max(cfg.job_packets, 1u));
   }
   if (copy) stager = std::make_unique<Stager>(cfg.gpu, depth, job_capacity, in_bytes);
   ExecutorOptions opts;
@@ -150,7 +167,7 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging) {
 void FramePipeline::Impl::retire() noexcept {
   const uint64_t done = exec->completed();
   while (retired < done) {
-    slots[retired % slots.size()].burst.release();
+    slots[retired % slots.size()].release_bursts();
     ++retired;
   }
 }
@@ -167,7 +184,7 @@ void FramePipeline::Impl::wait_for_slot() noexcept {
 
 void FramePipeline::Impl::submit_current() noexcept {
   JobSlot& s = current();
-  if (s.count == 0 && !s.burst) {
+  if (s.count == 0 && s.nbursts == 0) {
     building = false;
     return;
   }
@@ -194,7 +211,7 @@ void FramePipeline::Impl::submit_current() noexcept {
   // fault (synchronize() throws it). The burst goes back; its frames never complete.
   if (!exec->submit(job)) {
     if (stats.gpu_errors++ == 0) detail::log()->error("gpu pipeline '{}': a GPU job could not be queued", cfg.name);
-    s.burst.release();
+    s.release_bursts();
     s.count = 0;
     building = false;
     return;
@@ -211,6 +228,8 @@ void FramePipeline::Impl::begin_job() noexcept {
   cur = &slots[k];
   cur->count = 0;
   cur->nsrc = 0;
+  cur->nbursts = 0;
+  job_start_ns = now_ns();
   cur_stage = stager ? stager->slot_base(k) : nullptr;
   building = true;
 }
@@ -257,6 +276,7 @@ void FramePipeline::Impl::take_closed(uint64_t ready_after) noexcept {
 
 void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
   const uint64_t now = now_ns();
+  if (building) submit_if_due(now);
   tracker.expire(now);
   take_closed(exec->submitted());
   const bool by_seq = cfg.mode == ReorderMode::sequence;
@@ -279,8 +299,14 @@ void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
     burst.release();
     return;
   }
-  current().burst = std::move(burst);
-  submit_current();
+  cur->bursts[cur->nbursts++] = std::move(burst);
+  // One job per burst, or gather small bursts until the job is big enough (job_packets).
+  if (cfg.job_packets == 0 || cur->count >= cfg.job_packets || cur->nbursts == cur->bursts.size()) submit_current();
+}
+
+// A job gathering small bursts goes once it is job_timeout_us old (frames wait for it).
+void FramePipeline::Impl::submit_if_due(uint64_t now) noexcept {
+  if (building && (cfg.job_packets == 0 || now - job_start_ns >= uint64_t{cfg.job_timeout_us} * 1000)) submit_current();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -328,9 +354,10 @@ void FramePipeline::submit(RxBurst&& burst) noexcept {
 Frame FramePipeline::next_frame() noexcept {
   Impl& m = *impl_;
   cudaSetDevice(m.cfg.gpu);
-  m.tracker.expire(now_ns());
+  const uint64_t now = now_ns();
+  m.tracker.expire(now);
   m.take_closed(m.exec->submitted());
-  if (m.building) m.submit_current();  // zeros of frames that just timed out
+  m.submit_if_due(now);  // zeros of frames that just timed out; a gathering job when due
   m.retire();
   if (m.pending_count == 0) return {};
   const PendingFrame& p = m.pending[m.pending_head];
@@ -360,6 +387,7 @@ void FramePipeline::flush() noexcept {
 
 void FramePipeline::synchronize() {
   cudaSetDevice(impl_->cfg.gpu);
+  if (impl_->building) impl_->submit_current();  // bursts still being gathered
   impl_->exec->synchronize();
   impl_->retire();
 }

@@ -308,6 +308,41 @@ TEST_P(Pipeline, FramesHeldByTheApplicationAreNotOverwritten) {
   EXPECT_EQ(std::memcmp(got.data(), src.samples(0), 1024), 0);
 }
 
+// Small bursts gathered into bigger GPU jobs (job_packets): the same frames, far fewer jobs,
+// and a gathering job still goes out after job_timeout_us when no more bursts come.
+TEST_P(Pipeline, SmallBurstsGatheredIntoFewerJobs) {
+  const uint32_t ppf = 32, frames = 8;
+  PacketSource src(ppf * frames, 1024, 0, 12);
+  ReorderConfig c = cfg(ppf, 1024);
+  c.job_packets = 64;
+  c.job_timeout_us = 2000;
+  {
+    FramePipeline p(c);
+    std::mt19937 rng(13);
+    uint32_t bursts = 0;
+    for (uint32_t i = 0; i < ppf * frames;) {
+      const uint32_t n = std::min<uint32_t>(1 + rng() % 3, ppf * frames - i);
+      std::vector<uint32_t> part(n);
+      std::iota(part.begin(), part.end(), i);
+      p.submit(src.burst(part));
+      ++bursts;
+      i += n;
+    }
+    EXPECT_EQ(check_frames(p, src, 0, ppf * frames).size(), frames);
+    EXPECT_LE(p.stats().jobs, uint64_t{ppf} * frames / 64 + 2) << bursts << " bursts";
+  }
+  EXPECT_EQ(src.outstanding(), 0);
+
+  FramePipeline q(c);  // one lone burst completing a frame: out after the timeout, no flush
+  q.submit(src.burst(iota(ppf)));
+  Frame f;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!(f = q.next_frame()) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f.complete());
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, Pipeline,
                          ::testing::Values(Case{LaunchMode::per_burst, Staging::copy},
                                            Case{LaunchMode::per_burst, Staging::direct},

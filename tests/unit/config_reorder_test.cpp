@@ -57,8 +57,8 @@ TEST_F(ConfigReorder, ExampleFileLoads) {
 TEST_F(ConfigReorder, EveryFieldReadsFromYaml) {
   const Config c = Config::parse(R"(
 memory_regions:
-  - {name: hdr, kind: host, buf_size: 64, num_bufs: 2048}
-  - {name: pay, kind: mapped, gpu: 1, buf_size: 4096, num_bufs: 2048}
+  - {name: hdr, kind: host, buf_size: 64, num_bufs: 4096}
+  - {name: pay, kind: mapped, gpu: 1, buf_size: 4096, num_bufs: 4096}
 interfaces:
   - name: in
     address: udp://127.0.0.1:5000
@@ -68,7 +68,7 @@ interfaces:
         - {name: beam, queue: 3, gpu: 1, mode: arrival, seq_offset: 2, seq_bits: 16, seq_byte_order: little,
            payload_offset: 64, payload_size: 4096, packets_per_frame: 8, max_open_frames: 2, frame_buffers: 5,
            frame_timeout_us: 77, input: int16, output: bf16, sample_byte_order: big, staging: direct,
-           launch: persistent, bursts_in_flight: 3}
+           launch: persistent, bursts_in_flight: 3, job_packets: 512, job_timeout_us: 50}
 )");
   const ReorderConfig& g = c.interfaces[0].rx.reorder.at(0);
   EXPECT_EQ(g.name, "beam");
@@ -86,6 +86,8 @@ interfaces:
   EXPECT_EQ(g.staging, Staging::direct);
   EXPECT_EQ(g.launch, LaunchMode::persistent);
   EXPECT_EQ(g.bursts_in_flight, 3u);
+  EXPECT_EQ(g.job_packets, 512u);
+  EXPECT_EQ(g.job_timeout_us, 50u);
 }
 
 TEST_F(ConfigReorder, UnknownEnumNamesTheAllowedValuesAndTheLine) {
@@ -178,11 +180,13 @@ TEST_F(ConfigReorder, SequenceBitsAndWindow) {
 TEST_F(ConfigReorder, PoolCountsTheBurstsTheGpuHolds) {
   Config c = valid();
   c.memory_regions[0].num_bufs = 64 * 64 + 64;  // ring_depth 64 x 64, plus one burst: not two
-  EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("ring_depth 64 + gpu bursts_in_flight x batch_size 64 = 4224"),
+  EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("ring_depth 64 x batch_size 64 + 128 held by the GPU (bursts_in_flight x (batch_size + job_packets)) = 4224"),
             std::string::npos)
       << issue_text(c, "memory_regions[0].num_bufs");
   c.memory_regions[0].num_bufs = 64 * 66;
   EXPECT_TRUE(c.validate().empty());
+  reorder(c).job_packets = 256;  // two jobs of up to 256 gathered + one 64-packet burst each
+  EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("+ 640 held by the GPU"), std::string::npos);
 }
 
 TEST_F(ConfigReorder, OnePerQueue) {
