@@ -2,6 +2,7 @@
 // queue exists, the fields fit its buffers, the GPU can read the samples' memory and the
 // CPU can read the sequence numbers.
 #include "core/config_check.h"
+#include "core/reorder_layout.h"
 
 namespace netdaq::detail {
 namespace {
@@ -35,10 +36,12 @@ void check_formats(Checker& c, const ReorderConfig& g, const std::string& path) 
 const MemoryRegionConfig* region_of(Checker& c, const QueueConfig& q, uint64_t offset, uint64_t n,
                                     const std::string& key, const std::string& what) {
   const Config& cfg = c.config();
+  if (const MemoryRegionConfig* r = segment_region(cfg, q, offset, n)) return r;
+  // Not inside one segment: say why (unknown regions are reported by check_queues).
   std::vector<const MemoryRegionConfig*> regions;
   for (const auto& name : q.memory_regions)
     if (const auto* r = cfg.find_region(name)) regions.push_back(r);
-  if (regions.size() != q.memory_regions.size() || regions.empty()) return nullptr;  // reported by check_queues
+  if (regions.size() != q.memory_regions.size() || regions.empty()) return nullptr;
   uint64_t total = 0;
   for (const auto* r : regions) total += r->buf_size;
   if (offset + n > total) {
@@ -49,7 +52,6 @@ const MemoryRegionConfig* region_of(Checker& c, const QueueConfig& q, uint64_t o
   }
   uint64_t start = 0;
   for (const auto* r : regions) {
-    if (offset >= start && offset + n <= start + r->buf_size) return r;
     if (offset < start + r->buf_size) {
       c.error(key, std::to_string(offset),
               what + " (bytes " + std::to_string(offset) + ".." + std::to_string(offset + n - 1) +
@@ -96,9 +98,7 @@ void check_one(Checker& c, const InterfaceConfig& iface, const ReorderConfig& g,
     c.error(path + ".queue", std::to_string(g.queue),
             "its samples are in region '" + samples->name + "' of kind " + to_string(samples->kind) +
                 ", which the GPU cannot read; use kind pinned, mapped or device");
-  const bool direct = g.staging == Staging::direct ||
-                      (g.staging == Staging::automatic && samples && samples->kind == MemoryKind::device);
-  if (g.launch == LaunchMode::persistent && !direct)
+  if (g.launch == LaunchMode::persistent && !reads_in_place(g.staging, samples))
     c.error(path + ".launch", "persistent",
             "needs staging: direct (the persistent kernel reads packets in place; no copy is queued before it)");
   if (g.mode == ReorderMode::sequence && g.seq_bits % 8 == 0 && g.seq_bits <= 64) {

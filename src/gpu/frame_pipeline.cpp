@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/log.h"
+#include "core/reorder_layout.h"
 #include "gpu/cuda_check.h"
 #include "gpu/host/frame_tracker.h"
 #include "gpu/host/packet_fields.h"
@@ -81,7 +82,8 @@ struct FramePipeline::Impl {
   size_t pending_head = 0, pending_count = 0;
   PipelineStats stats;
   bool building = false;           // a job of the current slot holds entries not yet submitted
-  JobSlot* cur = nullptr;          // the job being built (valid while building)
+  JobSlot* cur = nullptr;          // the job being built (valid while building) ...
+  uint32_t cur_index = 0;          // ... in slots[cur_index]
   uint64_t job_start_ns = 0;       // when it began (gathering small bursts)
   std::byte* cur_stage = nullptr;  // its staging buffer (staging copy)
 
@@ -89,13 +91,12 @@ struct FramePipeline::Impl {
   ~Impl();
 
   void setup(uint32_t batch, bool copy_staging);
-  JobSlot& current() noexcept { return slots[exec->submitted() % slots.size()]; }
   void retire() noexcept;
   void wait_for_slot() noexcept;
   void submit_current() noexcept;
   void begin_job() noexcept;
   void add_entry(uint64_t src, uint32_t slot, const void* stage_src) noexcept;
-  void take_closed(uint64_t ready_after) noexcept;
+  void take_closed() noexcept;
   void zero_fill(const ClosedFrame& f) noexcept;
   void place_burst(RxBurst&& burst) noexcept;
   void submit_if_due(uint64_t now) noexcept;
@@ -174,22 +175,21 @@ void FramePipeline::Impl::retire() noexcept {
 
 // The next job slot must be free: its previous job has completed.
 void FramePipeline::Impl::wait_for_slot() noexcept {
-  if (building) return;
   retire();
   if (exec->submitted() - retired < slots.size()) return;
   ++stats.waits;
   while (exec->submitted() - retired >= slots.size()) retire();
-  building = false;
 }
 
+// Called only while building.
 void FramePipeline::Impl::submit_current() noexcept {
-  JobSlot& s = current();
+  JobSlot& s = *cur;
   if (s.count == 0 && s.nbursts == 0) {
     building = false;
     return;
   }
   if (copy && s.nsrc) {
-    const cudaError_t err = stager->stage(exec->submitted() % slots.size(), s.srcs.data(), s.nsrc, exec->stream());
+    const cudaError_t err = stager->stage(cur_index, s.srcs.data(), s.nsrc, exec->stream());
     if (err != cudaSuccess) detail::log()->error("gpu pipeline '{}': staging copy: {}", cfg.name, describe(err));
     stats.bytes_to_gpu += uint64_t{s.nsrc} * in_bytes;
   } else if (!copy) {
@@ -224,13 +224,13 @@ void FramePipeline::Impl::submit_current() noexcept {
 // add_entry() does no division or virtual call per packet.
 void FramePipeline::Impl::begin_job() noexcept {
   wait_for_slot();
-  const uint32_t k = static_cast<uint32_t>(exec->submitted() % slots.size());
-  cur = &slots[k];
+  cur_index = static_cast<uint32_t>(exec->submitted() % slots.size());
+  cur = &slots[cur_index];
   cur->count = 0;
   cur->nsrc = 0;
   cur->nbursts = 0;
   job_start_ns = now_ns();
-  cur_stage = stager ? stager->slot_base(k) : nullptr;
+  cur_stage = stager ? stager->slot_base(cur_index) : nullptr;
   building = true;
 }
 
@@ -262,13 +262,14 @@ void FramePipeline::Impl::zero_fill(const ClosedFrame& f) noexcept {
     if (miss[i / 64] >> (i % 64) & 1) add_entry(0, f.buffer * ppf + i, nullptr);
 }
 
-// Moves frames the tracker closed into the pending FIFO; ready once job `ready_after` ends.
-void FramePipeline::Impl::take_closed(uint64_t ready_after) noexcept {
+// Moves frames the tracker closed into the pending FIFO; each is ready once the jobs that
+// wrote it have completed (the job being built, or those already submitted).
+void FramePipeline::Impl::take_closed() noexcept {
   ClosedFrame f;
   while (tracker.pop_closed(&f)) {
     zero_fill(f);
     // The zeros (and this burst's packets) go with the job being built.
-    const uint64_t after = building ? exec->submitted() + 1 : ready_after;
+    const uint64_t after = exec->submitted() + (building ? 1 : 0);
     pending[(pending_head + pending_count) % pending.size()] = PendingFrame{f, after};
     ++pending_count;
   }
@@ -278,7 +279,7 @@ void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
   const uint64_t now = now_ns();
   if (building) submit_if_due(now);
   tracker.expire(now);
-  take_closed(exec->submitted());
+  take_closed();
   const bool by_seq = cfg.mode == ReorderMode::sequence;
   for (const Packet& p : burst) {
     ++stats.packets_in;
@@ -292,7 +293,7 @@ void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
     uint32_t slot = 0;
     if (tracker.place(seq, now, &slot) == Placement::placed)
       add_entry(reinterpret_cast<uint64_t>(samples), slot, copy ? samples : nullptr);
-    if (tracker.has_closed()) take_closed(exec->submitted());
+    if (tracker.has_closed()) take_closed();
   }
   if (!building) {
     // Nothing placed: the burst's buffers go back now.
@@ -313,7 +314,7 @@ void FramePipeline::Impl::submit_if_due(uint64_t now) noexcept {
 
 FramePipeline::FramePipeline(const ReorderConfig& cfg) : impl_(std::make_unique<Impl>(cfg)) {
   if (impl_->cfg.name.empty()) impl_->cfg.name = "reorder";
-  impl_->setup(1024, cfg.staging != Staging::direct);
+  impl_->setup(1024, !detail::reads_in_place(cfg.staging, nullptr));
 }
 
 FramePipeline::FramePipeline(Session& session, std::string_view interface, const ReorderConfig& cfg) {
@@ -329,18 +330,10 @@ FramePipeline::FramePipeline(Session& session, std::string_view interface, const
   const QueueConfig* q = nullptr;
   for (const auto& rq : iface->rx.queues)
     if (rq.id == cfg.queue) q = &rq;
-  const MemoryRegionConfig* samples = nullptr;
-  uint64_t start = 0;
-  for (const auto& name : q->memory_regions) {
-    const MemoryRegionConfig* r = check.find_region(name);
-    if (cfg.payload_offset >= start) samples = r;
-    start += r->buf_size;
-  }
-  const bool copy = cfg.staging == Staging::copy ||
-                    (cfg.staging == Staging::automatic && samples->kind != MemoryKind::device);
+  const MemoryRegionConfig* samples = detail::segment_region(check, *q, cfg.payload_offset, cfg.payload_size);
   impl_ = std::make_unique<Impl>(cfg);
   if (impl_->cfg.name.empty()) impl_->cfg.name = std::string(interface) + "/reorder" + std::to_string(cfg.queue);
-  impl_->setup(q->batch_size, copy);
+  impl_->setup(q->batch_size, !detail::reads_in_place(cfg.staging, samples));
 }
 
 FramePipeline::~FramePipeline() = default;
@@ -356,7 +349,7 @@ Frame FramePipeline::next_frame() noexcept {
   cudaSetDevice(m.cfg.gpu);
   const uint64_t now = now_ns();
   m.tracker.expire(now);
-  m.take_closed(m.exec->submitted());
+  m.take_closed();
   m.submit_if_due(now);  // zeros of frames that just timed out; a gathering job when due
   m.retire();
   if (m.pending_count == 0) return {};
@@ -381,7 +374,7 @@ void FramePipeline::flush() noexcept {
   Impl& m = *impl_;
   cudaSetDevice(m.cfg.gpu);
   m.tracker.close_all();
-  m.take_closed(m.exec->submitted());
+  m.take_closed();
   if (m.building) m.submit_current();
 }
 
