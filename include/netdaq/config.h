@@ -124,14 +124,15 @@ struct RxConfig {
 
 struct TxConfig {
   std::vector<QueueConfig> queues;
-  std::string destination;    // socket engine: udp://host:port or tcp://host:port
+  std::string destination;    // udp://host:port (socket engine also tcp://host:port)
   double rate_mbps = 0;       // pacing (0 = unpaced); at most one of rate_mbps / rate_pps
   double rate_pps = 0;
 };
 
 enum class Protocol : uint8_t { udp, tcp };
 
-// Options of the socket engine (ignored by others).
+// Options of the socket engine (ignored by dpdk and rdma; on an afxdp interface, options that
+// differ from these defaults are a validation error).
 struct SocketOptions {
   bool gro = true;                // UDP GRO on receive when the kernel has it
   bool gso = true;                // UDP GSO on send when the kernel has it
@@ -143,13 +144,49 @@ struct SocketOptions {
   uint32_t reconnect_ms = 200;    // TCP client: delay between reconnect attempts
 };
 
+// Options of the afxdp engine; docs/afxdp-engine.md. On another engine's interface, options
+// that differ from these defaults are a validation error.
+enum class XdpAttach : uint8_t {
+  automatic,  // native (driver) XDP, generic (skb) XDP when the driver has none
+  native,     // driver XDP only: fail if the driver cannot
+  generic,    // skb XDP: every driver, slower
+};
+const char* to_string(XdpAttach a) noexcept;
+
+enum class XskMode : uint8_t {
+  automatic,  // zero-copy when the driver can, else copy (the reason is logged)
+  zero_copy,  // fail if the driver cannot
+  copy,       // the kernel copies packets into the UMEM
+};
+const char* to_string(XskMode m) noexcept;
+
+struct AfxdpOptions {
+  XdpAttach attach = XdpAttach::automatic;
+  XskMode mode = XskMode::automatic;
+  bool need_wakeup = true;        // XDP_USE_NEED_WAKEUP: syscalls only when the kernel asks
+  uint32_t busy_poll_us = 0;      // SO_PREFER_BUSY_POLL + SO_BUSY_POLL (0 = off)
+  uint32_t busy_poll_budget = 64; // SO_BUSY_POLL_BUDGET (packets per busy poll)
+  // Ring sizes: descriptors, each a power of two 64..16384.
+  uint32_t rx_ring = 2048;
+  uint32_t fill_ring = 2048;      // buffers each rx queue lends the kernel (<= its region's num_bufs;
+                                  // counted in the pool budget)
+  uint32_t tx_ring = 2048;        // packets in flight per tx queue (counted in the pool budget)
+  uint32_t comp_ring = 2048;      // <= the num_bufs of each tx queue's region
+  // TX: Ethernet/IP/UDP headers the engine writes in front of each payload.
+  std::string dst_mac;            // default: the neighbour table entry of tx.destination
+  std::string src_ip;             // default: the interface's first address of the family
+  uint16_t src_port = 0;          // default: tx.destination's port
+};
+
 struct InterfaceConfig {
   std::string name;
   std::string engine = "socket";  // socket | afxdp | dpdk | rdma
-  std::string address;            // socket: udp://host:port or tcp://host:port to bind/listen
+  std::string address;            // socket: udp://host:port or tcp://host:port to bind/listen;
+                                  // afxdp: the netdev (e.g. eth1)
   RxConfig rx;
   TxConfig tx;
   SocketOptions socket;
+  AfxdpOptions afxdp;
 };
 
 // What `netdaq run` does with the configured queues (ignored by the library).

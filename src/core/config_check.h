@@ -55,6 +55,9 @@ void check_queues(Checker& c, const InterfaceConfig& iface, const std::string& p
 void check_flows(Checker& c, const InterfaceConfig& iface, const std::string& path);
 void check_reorder(Checker& c, const InterfaceConfig& iface, const std::string& path);
 void check_socket_engine(Checker& c, const InterfaceConfig& iface, const std::string& path);
+void check_afxdp_engine(Checker& c, const InterfaceConfig& iface, const std::string& path);
+// socket: / afxdp: options set on an interface whose engine is another one.
+void check_other_engine_options(Checker& c, const InterfaceConfig& iface, const std::string& path);
 void check_pool_budgets(Checker& c);
 void check_run_and_log(Checker& c);
 

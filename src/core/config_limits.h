@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -46,7 +47,19 @@ inline constexpr Range payload_size{1, 1u << 20};
 inline constexpr Range job_packets{0, 65536};
 inline constexpr Range job_timeout_us{1, 1'000'000};
 inline constexpr Range stats_interval_ms{10, std::numeric_limits<uint32_t>::max()};
+// afxdp engine: AF_XDP ring sizes (descriptors; also powers of two) and SO_BUSY_POLL_BUDGET.
+inline constexpr Range xsk_ring{64, 16384};
+inline constexpr Range busy_poll_budget{1, 1024};
 }  // namespace limits
+
+// afxdp engine: flows per interface its eBPF program matches (the size of its flow map) and
+// NIC rx queues it can redirect to (the slots of its XSK map: ids 0..255).
+inline constexpr size_t kMaxAfxdpFlows = 64;
+inline constexpr size_t kMaxAfxdpRxQueues = 256;
+// AF_XDP UMEM chunk sizes: a power of two from XDP_UMEM_MIN_CHUNK_SIZE to the 4 KiB page.
+inline constexpr std::array<uint32_t, 2> kAfxdpBufSizes{2048, 4096};
+// Longest netdev name (IFNAMSIZ - 1).
+inline constexpr size_t kMaxNetdevName = 15;
 
 // Known names. An engine also counts as valid when it is registered under another name
 // (tests and out-of-tree engines).
@@ -59,5 +72,7 @@ inline constexpr std::array<std::string_view, 2> kByteOrderNames{"little", "big"
 inline constexpr std::array<std::string_view, 2> kReorderModeNames{"sequence", "arrival"};
 inline constexpr std::array<std::string_view, 3> kStagingNames{"auto", "copy", "direct"};
 inline constexpr std::array<std::string_view, 3> kLaunchModeNames{"per_burst", "graph", "persistent"};
+inline constexpr std::array<std::string_view, 3> kXdpAttachNames{"auto", "native", "generic"};
+inline constexpr std::array<std::string_view, 3> kXskModeNames{"auto", "zero_copy", "copy"};
 
 }  // namespace netdaq::detail

@@ -52,6 +52,24 @@ const char* to_string(LaunchMode m) noexcept {
   return "?";
 }
 
+const char* to_string(XdpAttach a) noexcept {
+  switch (a) {
+    case XdpAttach::automatic: return "auto";
+    case XdpAttach::native: return "native";
+    case XdpAttach::generic: return "generic";
+  }
+  return "?";
+}
+
+const char* to_string(XskMode m) noexcept {
+  switch (m) {
+    case XskMode::automatic: return "auto";
+    case XskMode::zero_copy: return "zero_copy";
+    case XskMode::copy: return "copy";
+  }
+  return "?";
+}
+
 const char* to_string(DropReason r) noexcept {
   switch (r) {
     case DropReason::ring_full: return "ring_full";

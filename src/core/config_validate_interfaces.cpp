@@ -1,5 +1,5 @@
-// Interfaces: names, engines and tx pacing; queues, flows and socket options have their own
-// files.
+// Interfaces: names, engines and tx pacing; queues, flows and each engine's options have their
+// own files.
 #include <algorithm>
 #include <cmath>
 
@@ -58,6 +58,8 @@ void check_interfaces(Checker& c) {
     check_flows(c, iface, path);
     check_reorder(c, iface, path);
     if (iface.engine == "socket") check_socket_engine(c, iface, path);
+    if (iface.engine == "afxdp") check_afxdp_engine(c, iface, path);
+    check_other_engine_options(c, iface, path);
   }
 }
 

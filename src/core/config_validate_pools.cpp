@@ -16,7 +16,20 @@ std::string describe(const PoolUser& u) {
   s += " x batch_size " + std::to_string(q.batch_size);
   if (u.gpu_buffers)
     s += " + " + std::to_string(u.gpu_buffers) + " held by the GPU (bursts_in_flight x (batch_size + job_packets))";
+  if (u.engine_buffers)
+    s += " + " + std::to_string(u.engine_buffers) +
+         (u.rx ? " in the kernel (afxdp.fill_ring)" : " in flight (afxdp.tx_ring)");
   return s + " = " + std::to_string(u.buffers) + ")";
+}
+
+// What to lower besides num_bufs to raise: the knobs the users' numbers come from.
+std::string knobs(const PoolBudget& b) {
+  bool fill = false, tx = false;
+  for (const auto& u : b.users) {
+    fill = fill || (u.rx && u.engine_buffers);
+    tx = tx || (!u.rx && u.engine_buffers);
+  }
+  return std::string("ring_depth / batch_size") + (fill ? " / afxdp.fill_ring" : "") + (tx ? " / afxdp.tx_ring" : "");
 }
 
 }  // namespace
@@ -31,7 +44,7 @@ void check_pool_budgets(Checker& c) {
     c.error("memory_regions[" + std::to_string(i) + "].num_bufs", std::to_string(b.region->num_bufs),
             "pool '" + b.region->name + "' is too small: its queues can hold " + std::to_string(b.total) +
                 " buffers at once: " + join(users) + "; num_bufs must be at least " + std::to_string(b.total) +
-                " (or lower ring_depth / batch_size)");
+                " (or lower " + knobs(b) + ")");
   }
 }
 

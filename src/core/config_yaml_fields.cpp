@@ -9,6 +9,8 @@ static_assert(static_cast<size_t>(PollMode::worker) + 1 == kPollModeNames.size()
 static_assert(static_cast<size_t>(SampleFormat::fp32) + 1 == kSampleFormatNames.size());
 static_assert(static_cast<size_t>(LaunchMode::persistent) + 1 == kLaunchModeNames.size());
 static_assert(static_cast<size_t>(Staging::direct) + 1 == kStagingNames.size());
+static_assert(static_cast<size_t>(XdpAttach::generic) + 1 == kXdpAttachNames.size());
+static_assert(static_cast<size_t>(XskMode::copy) + 1 == kXskModeNames.size());
 
 using Node = YAML::Node;
 using Path = std::string;
@@ -131,6 +133,24 @@ void read_socket(YamlReader& r, const Node& n, const Path& path, SocketOptions& 
   });
 }
 
+void read_afxdp(YamlReader& r, const Node& n, const Path& path, AfxdpOptions& a) {
+  r.map(n, path, {
+      {"attach", [&](const Node& v, const Path& p) { r.choice(v, p, a.attach, kXdpAttachNames); }},
+      {"mode", [&](const Node& v, const Path& p) { r.choice(v, p, a.mode, kXskModeNames); }},
+      {"need_wakeup", [&](const Node& v, const Path& p) { r.boolean(v, p, a.need_wakeup); }},
+      {"busy_poll_us", [&](const Node& v, const Path& p) { r.integer(v, p, a.busy_poll_us); }},
+      {"busy_poll_budget",
+       [&](const Node& v, const Path& p) { r.integer(v, p, a.busy_poll_budget, limits::busy_poll_budget); }},
+      {"rx_ring", [&](const Node& v, const Path& p) { r.integer(v, p, a.rx_ring, limits::xsk_ring); }},
+      {"fill_ring", [&](const Node& v, const Path& p) { r.integer(v, p, a.fill_ring, limits::xsk_ring); }},
+      {"tx_ring", [&](const Node& v, const Path& p) { r.integer(v, p, a.tx_ring, limits::xsk_ring); }},
+      {"comp_ring", [&](const Node& v, const Path& p) { r.integer(v, p, a.comp_ring, limits::xsk_ring); }},
+      {"dst_mac", [&](const Node& v, const Path& p) { r.text(v, p, a.dst_mac); }},
+      {"src_ip", [&](const Node& v, const Path& p) { r.text(v, p, a.src_ip); }},
+      {"src_port", [&](const Node& v, const Path& p) { r.integer(v, p, a.src_port); }},
+  });
+}
+
 void read_interface(YamlReader& r, const Node& n, const Path& path, InterfaceConfig& i) {
   r.map(n, path, {
       {"name", [&](const Node& v, const Path& p) { r.text(v, p, i.name); }},
@@ -139,6 +159,7 @@ void read_interface(YamlReader& r, const Node& n, const Path& path, InterfaceCon
       {"rx", [&](const Node& v, const Path& p) { read_rx(r, v, p, i.rx); }},
       {"tx", [&](const Node& v, const Path& p) { read_tx(r, v, p, i.tx); }},
       {"socket", [&](const Node& v, const Path& p) { read_socket(r, v, p, i.socket); }},
+      {"afxdp", [&](const Node& v, const Path& p) { read_afxdp(r, v, p, i.afxdp); }},
   });
 }
 

@@ -18,6 +18,11 @@ uint64_t buffers_held(const QueueConfig& q, bool rx) noexcept {
   return mul_sat(bursts, q.batch_size);
 }
 
+uint64_t engine_buffers(const InterfaceConfig& iface, bool rx) noexcept {
+  if (iface.engine != "afxdp") return 0;
+  return rx ? iface.afxdp.fill_ring : iface.afxdp.tx_ring;
+}
+
 std::vector<PoolBudget> pool_budgets(const Config& cfg) {
   std::vector<PoolBudget> budgets;
   for (const auto& region : cfg.memory_regions) {
@@ -34,7 +39,9 @@ std::vector<PoolBudget> pool_budgets(const Config& cfg) {
             if (rx)
               for (const auto& g : iface.rx.reorder)
                 if (g.queue == q.id) gpu = add_sat(gpu, mul_sat(g.bursts_in_flight, uint64_t{q.batch_size} + g.job_packets));
-            b.users.push_back(PoolUser{&iface, &q, rx, add_sat(buffers_held(q, rx), gpu), gpu});
+            const uint64_t kernel = engine_buffers(iface, rx);
+            b.users.push_back(
+                PoolUser{&iface, &q, rx, add_sat(add_sat(buffers_held(q, rx), gpu), kernel), gpu, kernel});
             b.total = add_sat(b.total, b.users.back().buffers);
           }
         }

@@ -195,6 +195,10 @@ TEST_F(ConfigValidate, EngineNotBuiltIn) {
     if (std::find(built.begin(), built.end(), name) != built.end()) continue;
     cfg = valid();
     eth0().engine = name;
+    if (std::string(name) == "afxdp") {  // its own rules still apply: make it a valid afxdp interface
+      eth0().address = "eth0";
+      cfg.memory_regions[0].num_bufs = 16384;
+    }
     const auto issues = cfg.validate();
     ASSERT_EQ(issues.size(), 1u);
     EXPECT_EQ(issues[0].key, "interfaces[0].engine");

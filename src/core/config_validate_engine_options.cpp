@@ -1,0 +1,83 @@
+// Options written for an engine the interface does not use. The engine would ignore them, so
+// they are reported instead (like a gpu index on a host region): usually the engine or the
+// options block is wrong. Only options that differ from their defaults count.
+#include <algorithm>
+
+#include "core/config_check.h"
+
+namespace netdaq::detail {
+
+namespace {
+
+struct SetOption {
+  const char* key;
+  std::string value;
+};
+
+std::string text(bool b) { return b ? "true" : "false"; }
+
+// Appends key = value when `value` differs from `default_value`.
+template <class T, class Show>
+void add_if_set(std::vector<SetOption>& out, const char* key, const T& value, const T& default_value, Show show) {
+  if (value != default_value) out.push_back({key, show(value)});
+}
+
+std::vector<SetOption> set_socket_options(const SocketOptions& s) {
+  const SocketOptions d;
+  const auto num = [](auto v) { return std::to_string(v); };
+  const auto same = [](const std::string& v) { return v; };
+  std::vector<SetOption> out;
+  add_if_set(out, "gro", s.gro, d.gro, text);
+  add_if_set(out, "gso", s.gso, d.gso, text);
+  add_if_set(out, "rcvbuf", s.rcvbuf, d.rcvbuf, num);
+  add_if_set(out, "sndbuf", s.sndbuf, d.sndbuf, num);
+  add_if_set(out, "busy_poll_us", s.busy_poll_us, d.busy_poll_us, num);
+  add_if_set(out, "multicast_interface", s.multicast_interface, d.multicast_interface, same);
+  add_if_set(out, "tcp_max_message", s.tcp_max_message, d.tcp_max_message, num);
+  add_if_set(out, "reconnect_ms", s.reconnect_ms, d.reconnect_ms, num);
+  return out;
+}
+
+std::vector<SetOption> set_afxdp_options(const AfxdpOptions& a) {
+  const AfxdpOptions d;
+  const auto num = [](auto v) { return std::to_string(v); };
+  const auto same = [](const std::string& v) { return v; };
+  std::vector<SetOption> out;
+  add_if_set(out, "attach", a.attach, d.attach, [](XdpAttach v) { return std::string(to_string(v)); });
+  add_if_set(out, "mode", a.mode, d.mode, [](XskMode v) { return std::string(to_string(v)); });
+  add_if_set(out, "need_wakeup", a.need_wakeup, d.need_wakeup, text);
+  add_if_set(out, "busy_poll_us", a.busy_poll_us, d.busy_poll_us, num);
+  add_if_set(out, "busy_poll_budget", a.busy_poll_budget, d.busy_poll_budget, num);
+  add_if_set(out, "rx_ring", a.rx_ring, d.rx_ring, num);
+  add_if_set(out, "fill_ring", a.fill_ring, d.fill_ring, num);
+  add_if_set(out, "tx_ring", a.tx_ring, d.tx_ring, num);
+  add_if_set(out, "comp_ring", a.comp_ring, d.comp_ring, num);
+  add_if_set(out, "dst_mac", a.dst_mac, d.dst_mac, same);
+  add_if_set(out, "src_ip", a.src_ip, d.src_ip, same);
+  add_if_set(out, "src_port", a.src_port, d.src_port, num);
+  return out;
+}
+
+void report(Checker& c, const std::vector<SetOption>& options, const std::string& block_path, const char* owner,
+            const InterfaceConfig& iface, const std::string& hint) {
+  for (const auto& o : options)
+    c.error(block_path + "." + o.key, o.value,
+            std::string("is an option of the ") + owner + " engine; this interface's engine is '" + iface.engine +
+                "', which ignores it: remove it, or set engine: " + owner + hint);
+}
+
+}  // namespace
+
+void check_other_engine_options(Checker& c, const InterfaceConfig& iface, const std::string& path) {
+  // An unknown engine name is reported on its own; guessing which options it meant would not help.
+  const bool known = std::find(kEngineNames.begin(), kEngineNames.end(), iface.engine) != kEngineNames.end();
+  if (!known) return;
+  if (iface.engine != "afxdp") report(c, set_afxdp_options(iface.afxdp), path + ".afxdp", "afxdp", iface, "");
+  // Socket options stay ignored by dpdk and rdma. On afxdp a socket option (busy_poll_us, say)
+  // is most likely meant as one of its own.
+  if (iface.engine == "afxdp")
+    report(c, set_socket_options(iface.socket), path + ".socket", "socket", iface,
+           " (the afxdp engine's options are under afxdp:)");
+}
+
+}  // namespace netdaq::detail
