@@ -22,6 +22,7 @@ struct PacketFields {
   uint32_t cap[kMaxSegments] = {};
   uint32_t buf[kMaxSegments] = {};  // buffer index in the pool of segment i
   uint8_t nseg = 0;
+  uint16_t l2_len = 0;              // RX: header bytes (Ethernet..UDP) kept in front of data[0]
   uint32_t flow = 0;
   uint64_t timestamp_ns = 0;
 };
@@ -41,6 +42,12 @@ class Packet {
     uint32_t n = 0;
     for (unsigned i = 0; i < f_.nseg; ++i) n += f_.len[i];
     return n;
+  }
+  // The whole frame from its Ethernet header, when the engine receives frames (afxdp, dpdk);
+  // empty for engines that only see payloads (socket).
+  std::span<const std::byte> frame() const noexcept {
+    return f_.l2_len && f_.nseg == 1 ? std::span<const std::byte>(f_.data[0] - f_.l2_len, f_.l2_len + f_.len[0])
+                                     : std::span<const std::byte>();
   }
   uint32_t flow() const noexcept { return f_.flow; }
   uint64_t timestamp_ns() const noexcept { return f_.timestamp_ns; }

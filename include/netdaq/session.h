@@ -67,6 +67,8 @@ class Session {
   std::vector<TxQueue*> tx_queues() const;
 
   std::vector<QueueStats> stats() const;
+  // Per-flow counters of engines that classify packets (afxdp); empty for the others.
+  std::vector<FlowStats> flow_stats() const;
   void stop() noexcept;  // stops workers and engines; idempotent
   const Config& config() const noexcept;
 

@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace netdaq {
 
@@ -35,9 +37,24 @@ struct QueueStats {
   uint64_t errors = 0;      // OS errors seen (each also logged, rate-limited)
   uint64_t connections = 0; // TCP: connections accepted / established
   uint64_t pool_in_use = 0; // buffers currently held (gauge)
+  std::string mode;         // how the engine runs the queue, e.g. "afxdp native zero-copy"
+  // Raw engine counters behind the drop reasons (e.g. XSK rx_ring_full), for diagnosis.
+  std::vector<std::pair<std::string, uint64_t>> engine_counters;
 
   uint64_t total_drops() const noexcept;
   uint64_t drop(DropReason r) const noexcept { return drops[static_cast<size_t>(r)]; }
+};
+
+// Counters of one configured flow, kept by engines that classify packets (afxdp's eBPF program).
+struct FlowStats {
+  std::string interface;
+  uint32_t flow = 0;          // flow id; ignore when unmatched
+  bool unmatched = false;     // the row for packets that matched no flow (passed to the kernel)
+  uint16_t queue = 0;         // rx queue id the flow is steered to
+  uint64_t packets = 0;       // steered to the flow's queue (unmatched: passed to the kernel)
+  uint64_t bytes = 0;
+  uint64_t wrong_queue = 0;   // matched, but arrived on another NIC queue than the flow's
+                              // (passed to the kernel; steer the flow in the NIC: ethtool -N)
 };
 
 }  // namespace netdaq

@@ -11,6 +11,7 @@
 #include "core/counters.h"
 #include "netdaq/burst.h"
 #include "netdaq/config.h"
+#include "netdaq/stats.h"
 
 namespace netdaq::detail {
 
@@ -42,6 +43,8 @@ class RxPort {
   virtual void release(Packet* pkts, uint32_t n) noexcept { return_buffers(resources(), pkts, n); }
   // Refreshes counters the OS keeps (e.g. kernel drops); called from the stats reader.
   virtual void refresh_counters() noexcept {}
+  // Adds the engine's mode and raw counters to a stats snapshot (stats reader thread).
+  virtual void add_details(QueueStats& s) const { (void)s; }
   virtual const QueueResources& resources() const noexcept = 0;
 };
 
@@ -58,6 +61,10 @@ class TxPort {
   // Reclaims completed buffers (engines with asynchronous completion).
   virtual void poll_completions() noexcept {}
   virtual void refresh_counters() noexcept {}
+  virtual void add_details(QueueStats& s) const { (void)s; }
+  // Bytes the engine writes in front of each packet's segment 0 (headers it adds); the
+  // application's buffer starts after them.
+  virtual uint32_t headroom() const noexcept { return 0; }
 };
 
 class Engine {
@@ -67,6 +74,8 @@ class Engine {
   virtual std::unique_ptr<TxPort> open_tx(const QueueResources& q) = 0;
   // Called before the ports are destroyed: unblock anything that waits.
   virtual void stop() noexcept {}
+  // Counters of the interface's flows (engines that classify packets).
+  virtual std::vector<FlowStats> flow_stats() const { return {}; }
 };
 
 using EngineFactory = std::unique_ptr<Engine> (*)(const InterfaceConfig& iface);

@@ -193,6 +193,7 @@ QueueStats RxQueueImpl::stats() const {
   s.queue = res_.name;
   s.is_rx = true;
   res_.counters->snapshot(s);
+  port_->add_details(s);
   return s;
 }
 

@@ -144,6 +144,15 @@ std::vector<QueueStats> Session::stats() const {
   return v;
 }
 
+std::vector<FlowStats> Session::flow_stats() const {
+  std::vector<FlowStats> v;
+  for (auto& e : impl_->engines) {
+    auto f = e->flow_stats();
+    v.insert(v.end(), f.begin(), f.end());
+  }
+  return v;
+}
+
 const Config& Session::config() const noexcept { return impl_->config; }
 
 std::vector<std::string> engines() { return detail::registered_engines(); }

@@ -38,6 +38,13 @@ TxBurst TxQueueImpl::allocate(size_t n) noexcept {
     free_.enqueue_burst(&d, 1);
     return {};
   }
+  if (const uint32_t head = port_->headroom()) {
+    for (uint32_t i = 0; i < d->count; ++i) {
+      auto& f = fields(d->pkts[i]);
+      f.data[0] += head;
+      f.cap[0] -= head;
+    }
+  }
   outstanding_.fetch_add(1, std::memory_order_relaxed);
   return TxBurst(d);
 }
@@ -88,6 +95,7 @@ QueueStats TxQueueImpl::stats() const {
   s.queue = res_.name;
   s.is_rx = false;
   res_.counters->snapshot(s);
+  port_->add_details(s);
   return s;
 }
 

@@ -1,0 +1,17 @@
+# The afxdp engine needs libxdp + libbpf (Debian: libxdp-dev, libbpf-dev) and clang to compile
+# its eBPF steering program. Appends "afxdp" to NETDAQ_ENGINES when all are found.
+option(NETDAQ_WITH_AFXDP "Build the afxdp engine when libxdp, libbpf and clang are found" ON)
+if(NETDAQ_WITH_AFXDP)
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND)
+    pkg_check_modules(LIBXDP QUIET IMPORTED_TARGET libxdp)
+    pkg_check_modules(LIBBPF QUIET IMPORTED_TARGET libbpf)
+  endif()
+  find_program(NETDAQ_BPF_CLANG NAMES clang clang-16 clang-15 clang-14)
+  if(LIBXDP_FOUND AND LIBBPF_FOUND AND NETDAQ_BPF_CLANG)
+    list(APPEND NETDAQ_ENGINES afxdp)
+    message(STATUS "afxdp engine: libxdp ${LIBXDP_VERSION}, libbpf ${LIBBPF_VERSION}, ${NETDAQ_BPF_CLANG}")
+  else()
+    message(STATUS "afxdp engine: not built (needs libxdp-dev, libbpf-dev and clang)")
+  endif()
+endif()

@@ -1,0 +1,23 @@
+// The afxdp engine's RX and TX ports (rx.cpp, tx.cpp), opened by engine.cpp.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/engine.h"
+#include "engines/afxdp/frame_headers.h"
+#include "engines/afxdp/xdp_program.h"
+#include "engines/afxdp/xsk_socket.h"
+
+namespace netdaq::detail::afxdp {
+
+// program: the interface's steering program (outlives the port). mode: e.g. "native XDP".
+std::unique_ptr<RxPort> make_rx_port(const QueueResources& q, std::shared_ptr<XskSocket> xsk,
+                                     const SteeringProgram& program);
+std::unique_ptr<TxPort> make_tx_port(const QueueResources& q, std::shared_ptr<XskSocket> xsk,
+                                     const Ipv4UdpHeaders& headers);
+
+// Adds delta of a cumulative kernel counter to a drop reason, once, from any thread.
+void mirror_counter(std::atomic<uint64_t>& seen, uint64_t now, QueueCounters& counters, DropReason reason) noexcept;
+
+}  // namespace netdaq::detail::afxdp

@@ -1,0 +1,144 @@
+// AF_XDP send: the engine writes Ethernet/IPv4/UDP headers in front of each payload (the
+// application's buffer starts after them), posts the frames on the TX ring and kicks the
+// kernel; completed buffers come back on the completion ring and return to the pool. A full
+// TX ring accepts fewer packets (counted in tx_ring_full; the caller retries), never blocks.
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <thread>
+
+#include "core/log.h"
+#include "engines/afxdp/ports.h"
+
+namespace netdaq::detail::afxdp {
+
+namespace {
+
+class AfxdpTx final : public TxPort {
+ public:
+  AfxdpTx(const QueueResources& q, std::shared_ptr<XskSocket> xsk, const Ipv4UdpHeaders& headers)
+      : q_(q), xsk_(std::move(xsk)), headers_(headers), pool_(*q.pools[0]), base_(pool_.address(0)) {}
+
+  ~AfxdpTx() override {
+    // Let the kernel finish what was posted (bounded), so buffers come home.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    while ((pending() || in_flight_) && std::chrono::steady_clock::now() < deadline) {
+      kick();
+      reclaim();
+      if (pending() || in_flight_) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+
+  uint32_t headroom() const noexcept override { return Ipv4UdpHeaders::kSize; }
+
+  uint32_t transmit(Packet* pkts, uint32_t n) noexcept override {
+    reclaim();
+    xsk_ring_prod* tx = xsk_->tx();
+    const uint32_t m = xsk_prod_nb_free(tx, n) < n ? xsk_prod_nb_free(tx, n) : n;
+    if (m < n) ring_full_.fetch_add(n - m, std::memory_order_relaxed);
+    if (m == 0) {
+      kick();
+      return 0;
+    }
+    uint32_t idx = 0;
+    xsk_ring_prod__reserve(tx, m, &idx);
+    for (uint32_t i = 0; i < m; ++i) {
+      PacketFields& f = fields(pkts[i]);
+      std::byte* frame = f.data[0] - Ipv4UdpHeaders::kSize;
+      headers_.write(frame, static_cast<uint16_t>(f.len[0]));
+      xdp_desc* d = xsk_ring_prod__tx_desc(tx, idx + i);
+      d->addr = static_cast<uint64_t>(frame - base_);
+      d->len = Ipv4UdpHeaders::kSize + f.len[0];
+      d->options = 0;
+    }
+    xsk_ring_prod__submit(tx, m);
+    in_flight_ += m;
+    kick();
+    return m;
+  }
+
+  void poll_completions() noexcept override {
+    if (pending()) kick();
+    reclaim();
+  }
+
+  void refresh_counters() noexcept override {
+    const xdp_statistics s = xsk_->statistics();
+    mirror_counter(seen_invalid_, s.tx_invalid_descs, *q_.counters, DropReason::tx_error);
+  }
+
+  void add_details(QueueStats& s) const override {
+    s.mode = "afxdp " + xsk_->mode();
+    const xdp_statistics x = xsk_->statistics();
+    s.engine_counters = {{"tx_ring_full", ring_full_.load(std::memory_order_relaxed)},
+                         {"xsk_tx_ring_empty", x.tx_ring_empty_descs},
+                         {"xsk_tx_invalid_descs", x.tx_invalid_descs},
+                         {"kicks", kicks_.load(std::memory_order_relaxed)}};
+  }
+
+ private:
+  // Descriptors posted that the kernel has not taken yet.
+  uint32_t pending() const noexcept {
+    const xsk_ring_prod* tx = xsk_->tx();
+    return tx->cached_prod - __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE);
+  }
+
+  // Returns completed buffers to the pool.
+  void reclaim() noexcept {
+    xsk_ring_cons* comp = xsk_->comp();
+    uint32_t idx = 0;
+    uint32_t n;
+    while ((n = xsk_ring_cons__peek(comp, kBatch, &idx)) > 0) {
+      uint32_t bufs[kBatch];
+      for (uint32_t i = 0; i < n; ++i)
+        bufs[i] = static_cast<uint32_t>(*xsk_ring_cons__comp_addr(comp, idx + i) / pool_.stride());
+      xsk_ring_cons__release(comp, n);
+      pool_.free_bulk(bufs, n);
+      q_.counters->pool_in_use.fetch_sub(n, std::memory_order_relaxed);
+      in_flight_ -= n;
+    }
+  }
+
+  // Makes the kernel send what is posted. In copy mode it sends at most 32 frames per call,
+  // so a burst takes several calls; a busy device (EAGAIN/EBUSY/ENOBUFS) is retried later.
+  void kick() noexcept {
+    if (xsk_->zero_copy() && xsk_->need_wakeup() && !xsk_ring_prod__needs_wakeup(xsk_->tx()) && !xsk_->busy_poll())
+      return;
+    const uint32_t calls = xsk_->zero_copy() ? 1 : pending() / 32 + 2;
+    for (uint32_t i = 0; i < calls && (xsk_->zero_copy() || pending()); ++i) {
+      kicks_.fetch_add(1, std::memory_order_relaxed);
+      if (sendto(xsk_->fd(), nullptr, 0, MSG_DONTWAIT, nullptr, 0) >= 0) continue;
+      if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS) {
+        reclaim();  // a full completion ring also stops the kernel
+        continue;
+      }
+      q_.counters->errors.fetch_add(1, std::memory_order_relaxed);
+      if (!error_logged_) {
+        error_logged_ = true;
+        log()->warn("{}: AF_XDP send failed: {}", q_.name, std::strerror(errno));
+      }
+      return;
+    }
+  }
+
+  static constexpr uint32_t kBatch = 256;
+  QueueResources q_;
+  std::shared_ptr<XskSocket> xsk_;
+  Ipv4UdpHeaders headers_;
+  BufferPool& pool_;
+  std::byte* base_;
+  uint64_t in_flight_ = 0;
+  bool error_logged_ = false;
+  std::atomic<uint64_t> ring_full_{0}, kicks_{0}, seen_invalid_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<TxPort> make_tx_port(const QueueResources& q, std::shared_ptr<XskSocket> xsk,
+                                     const Ipv4UdpHeaders& headers) {
+  return std::make_unique<AfxdpTx>(q, std::move(xsk), headers);
+}
+
+}  // namespace netdaq::detail::afxdp

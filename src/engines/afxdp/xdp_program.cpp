@@ -1,0 +1,308 @@
+#include "engines/afxdp/xdp_program.h"
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "core/log.h"
+#include "engines/afxdp/bpf/steer_abi.h"
+#include "netdaq/status.h"
+
+extern "C" const char netdaq_afxdp_steer_obj[];
+extern "C" const char netdaq_afxdp_steer_obj_end[];
+
+namespace netdaq::detail::afxdp {
+
+namespace {
+
+constexpr const char* kProgName = "netdaq_steer";
+constexpr const char* kOwnerMap = "netdaq_owner";
+
+// libbpf's own messages go to our log at debug level (warnings at warn).
+int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
+  char buf[512];
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  std::string s(buf);
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  if (level == LIBBPF_WARN) log()->warn("libbpf: {}", s);
+  else log()->debug("libbpf: {}", s);
+  return 0;
+}
+
+std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
+
+// Start time of a process (clock ticks since boot, /proc/PID/stat field 22); 0 if gone.
+uint64_t process_start(uint32_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(f, stat)) return 0;
+  const size_t paren = stat.rfind(')');  // the command name may hold spaces
+  if (paren == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(paren + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i)
+    if (i == 22) return std::stoull(field);
+  return 0;
+}
+
+std::string privileges_hint() {
+  return "loading XDP programs needs root, or CAP_BPF + CAP_NET_ADMIN + CAP_NET_RAW (and CAP_IPC_LOCK or a "
+         "large enough `ulimit -l` for the UMEM)";
+}
+
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+// The owner record of a loaded netdaq program, found through the program's maps.
+bool read_owner(int prog_fd, ndq_control* out) {
+  bpf_prog_info info{};
+  uint32_t len = sizeof info;
+  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0 || info.nr_map_ids == 0) return false;
+  std::vector<uint32_t> ids(info.nr_map_ids);
+  bpf_prog_info again{};
+  again.nr_map_ids = info.nr_map_ids;
+  again.map_ids = reinterpret_cast<uint64_t>(ids.data());
+  len = sizeof again;
+  if (bpf_obj_get_info_by_fd(prog_fd, &again, &len) != 0) return false;
+  for (uint32_t id : ids) {
+    FdCloser map{bpf_map_get_fd_by_id(id)};
+    if (map.fd < 0) continue;
+    bpf_map_info mi{};
+    uint32_t mlen = sizeof mi;
+    if (bpf_obj_get_info_by_fd(map.fd, &mi, &mlen) != 0 || std::strcmp(mi.name, kOwnerMap) != 0) continue;
+    uint32_t key = 0;
+    return bpf_map_lookup_elem(map.fd, &key, out) == 0;
+  }
+  return false;
+}
+
+// Fills the parts of a rule that come from one IP literal of the config.
+void set_ip(uint8_t* dst, const std::string& text, uint32_t bit4, uint32_t bit6, uint32_t* bits) {
+  if (inet_pton(AF_INET, text.c_str(), dst) == 1) *bits |= bit4;
+  else if (inet_pton(AF_INET6, text.c_str(), dst) == 1) *bits |= bit6;
+}
+
+ndq_rule to_rule(const FlowConfig& f) {
+  ndq_rule r{};
+  r.id = f.id;
+  r.queue = f.queue;
+  const FlowMatch& m = f.match;
+  if (m.udp_src) {
+    r.bits |= NDQ_M_UDP_SRC;
+    r.src_lo = *m.udp_src;
+    r.src_hi = m.udp_src_end.value_or(*m.udp_src);
+  }
+  if (m.udp_dst) {
+    r.bits |= NDQ_M_UDP_DST;
+    r.dst_lo = *m.udp_dst;
+    r.dst_hi = m.udp_dst_end.value_or(*m.udp_dst);
+  }
+  if (m.vlan) {
+    r.bits |= NDQ_M_VLAN;
+    r.vlan = *m.vlan;
+  }
+  if (m.ip_src) set_ip(r.ip_src, *m.ip_src, NDQ_M_IP4_SRC, NDQ_M_IP6_SRC, &r.bits);
+  if (m.ip_dst) set_ip(r.ip_dst, *m.ip_dst, NDQ_M_IP4_DST, NDQ_M_IP6_DST, &r.bits);
+  return r;
+}
+
+}  // namespace
+
+SteeringProgram::SteeringProgram(const NetdevInfo& dev, const InterfaceConfig& iface, const std::string& context)
+    : dev_(dev), iface_(iface) {
+  static std::once_flag print_once;
+  std::call_once(print_once, [] { libbpf_set_print(libbpf_print); });
+
+  LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "netdaq_steer");
+  obj_ = bpf_object__open_mem(netdaq_afxdp_steer_obj, netdaq_afxdp_steer_obj_end - netdaq_afxdp_steer_obj,
+                              &open_opts);
+  if (!obj_) throw Error(Errc::system, context + ": cannot open the embedded steering program: " + errno_text(errno));
+  try {
+    if (int err = bpf_object__load(obj_)) {
+      if (err == -EPERM || err == -EACCES)
+        throw Error(Errc::system, context + ": insufficient privileges to load the XDP steering program (" +
+                                      errno_text(err) + "): " + privileges_hint());
+      throw Error(Errc::system, context + ": the kernel refused the XDP steering program: " + errno_text(err) +
+                                    " (run with log.level: debug for the verifier's log)");
+    }
+    prog_fd_ = bpf_program__fd(bpf_object__find_program_by_name(obj_, kProgName));
+    rules_fd_ = bpf_object__find_map_fd_by_name(obj_, "netdaq_rules");
+    counts_fd_ = bpf_object__find_map_fd_by_name(obj_, "netdaq_counts");
+    owner_fd_ = bpf_object__find_map_fd_by_name(obj_, kOwnerMap);
+    xsks_fd_ = bpf_object__find_map_fd_by_name(obj_, "netdaq_xsks");
+    if (prog_fd_ < 0 || rules_fd_ < 0 || counts_fd_ < 0 || owner_fd_ < 0 || xsks_fd_ < 0)
+      throw Error(Errc::system, context + ": the embedded steering program lacks a map or its program");
+    fill_maps(context);
+    replace_stale_or_throw(context);
+    attach(iface.afxdp.attach, context);
+  } catch (...) {
+    bpf_object__close(obj_);
+    throw;
+  }
+}
+
+SteeringProgram::~SteeringProgram() {
+  if (attached_) {
+    LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = prog_fd_);  // only if it is still ours
+    const uint32_t mode = native_ ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+    if (int err = bpf_xdp_detach(dev_.ifindex, mode, &opts))
+      log()->warn("afxdp {}: could not detach the XDP program: {}", dev_.name, errno_text(err));
+    else
+      log()->debug("afxdp {}: XDP program detached", dev_.name);
+  }
+  bpf_object__close(obj_);
+}
+
+void SteeringProgram::fill_maps(const std::string& context) {
+  const auto& flows = iface_.rx.flows;
+  if (flows.size() > NDQ_MAX_FLOWS)
+    throw Error(Errc::invalid_config, context + ": " + std::to_string(flows.size()) +
+                                          " flows; the steering program holds at most " +
+                                          std::to_string(NDQ_MAX_FLOWS));
+  std::vector<ndq_rule> rules;
+  for (const auto& f : flows) rules.push_back(to_rule(f));
+  if (rules.empty()) {  // no flows: every UDP packet goes to the XSK of the queue it came in on
+    ndq_rule all{};
+    all.bits = NDQ_M_ANY_QUEUE;
+    rules.push_back(all);
+  }
+  for (uint32_t i = 0; i < rules.size(); ++i)
+    if (int err = bpf_map_update_elem(rules_fd_, &i, &rules[i], 0))
+      throw Error(Errc::system, context + ": cannot write flow rule " + std::to_string(i) + ": " + errno_text(err));
+  nrules_ = static_cast<uint32_t>(rules.size());
+  ndq_control ctl{};
+  ctl.nrules = nrules_;
+  ctl.owner_pid = static_cast<uint32_t>(getpid());
+  ctl.owner_start = process_start(ctl.owner_pid);
+  uint32_t key = 0;
+  if (int err = bpf_map_update_elem(owner_fd_, &key, &ctl, 0))
+    throw Error(Errc::system, context + ": cannot write the owner record: " + errno_text(err));
+}
+
+void SteeringProgram::replace_stale_or_throw(const std::string& context) {
+  LIBBPF_OPTS(bpf_xdp_query_opts, q);
+  if (int err = bpf_xdp_query(dev_.ifindex, 0, &q))
+    throw Error(Errc::system, context + ": cannot query XDP on '" + dev_.name + "': " + errno_text(err));
+  for (uint32_t id : {q.drv_prog_id, q.skb_prog_id, q.hw_prog_id}) {
+    if (id == 0) continue;
+    FdCloser old{bpf_prog_get_fd_by_id(id)};
+    bpf_prog_info info{};
+    uint32_t len = sizeof info;
+    if (old.fd < 0 || bpf_obj_get_info_by_fd(old.fd, &info, &len) != 0)
+      throw Error(Errc::system, context + ": interface '" + dev_.name + "' has XDP program id " + std::to_string(id) +
+                                    " attached and it cannot be inspected: " + errno_text(errno));
+    const std::string where = "interface '" + dev_.name + "'";
+    if (std::strcmp(info.name, kProgName) != 0)
+      throw Error(Errc::state, context + ": " + where + " already runs XDP program '" + info.name + "' (id " +
+                                   std::to_string(id) + "), which is not netdaq's; remove it first (ip link set dev " +
+                                   dev_.name + " xdp off) or use another interface");
+    ndq_control owner{};
+    if (read_owner(old.fd, &owner) && owner.owner_pid != 0 && process_start(owner.owner_pid) == owner.owner_start &&
+        owner.owner_start != 0)
+      throw Error(Errc::state, context + ": " + where + " is in use by netdaq process " +
+                                   std::to_string(owner.owner_pid) +
+                                   (owner.owner_pid == static_cast<uint32_t>(getpid()) ? " (this process)" : "") +
+                                   " (XDP program id " + std::to_string(id) + ")");
+    const uint32_t mode = id == q.drv_prog_id ? XDP_FLAGS_DRV_MODE : id == q.skb_prog_id ? XDP_FLAGS_SKB_MODE
+                                                                                           : XDP_FLAGS_HW_MODE;
+    LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = old.fd);
+    if (int err = bpf_xdp_detach(dev_.ifindex, mode, &opts))
+      throw Error(Errc::system, context + ": cannot remove the stale netdaq XDP program (id " + std::to_string(id) +
+                                    ") from " + where + ": " + errno_text(err));
+    log()->warn("afxdp {}: replaced a stale netdaq XDP program (id {}) left by process {}, which is gone",
+                dev_.name, id, owner.owner_pid);
+  }
+}
+
+void SteeringProgram::attach(XdpAttach how, const std::string& context) {
+  auto try_attach = [&](uint32_t mode) {
+    return bpf_xdp_attach(dev_.ifindex, prog_fd_, mode | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr);
+  };
+  const std::string where = "interface '" + dev_.name + "'" + (dev_.driver.empty() ? "" : " (driver " + dev_.driver + ")");
+  int err = 0;
+  if (how != XdpAttach::generic) {
+    err = try_attach(XDP_FLAGS_DRV_MODE);
+    if (err == 0) {
+      native_ = attached_ = true;
+      return;
+    }
+    if (err == -EPERM || err == -EACCES)
+      throw Error(Errc::system, context + ": insufficient privileges to attach XDP to " + where + ": " +
+                                    privileges_hint());
+    if (how == XdpAttach::native)
+      throw Error(Errc::unsupported,
+                  context + ": native XDP is not available on " + where + ": " + errno_text(err) +
+                      (err == -EOPNOTSUPP ? " (the driver has no XDP support)" : "") +
+                      "; set afxdp.attach: generic (every driver, slower) or auto");
+    log()->info("afxdp {}: native XDP not available ({}); using generic XDP", dev_.name, errno_text(err));
+  }
+  const int native_err = err;
+  err = try_attach(XDP_FLAGS_SKB_MODE);
+  if (err == 0) {
+    attached_ = true;
+    return;
+  }
+  if (err == -EPERM || err == -EACCES)
+    throw Error(Errc::system, context + ": insufficient privileges to attach XDP to " + where + ": " + privileges_hint());
+  throw Error(Errc::unsupported, context + ": cannot attach XDP to " + where + ": generic: " + errno_text(err) +
+                                     (native_err ? ", native: " + errno_text(native_err) : std::string()));
+}
+
+void SteeringProgram::add_xsk(uint32_t queue, int xsk_fd) {
+  if (int err = bpf_map_update_elem(xsks_fd_, &queue, &xsk_fd, 0))
+    throw Error(Errc::system, "afxdp " + dev_.name + ": cannot add the XSK of queue " + std::to_string(queue) +
+                                  " to the steering map: " + errno_text(err));
+}
+
+void SteeringProgram::remove_xsk(uint32_t queue) noexcept { bpf_map_delete_elem(xsks_fd_, &queue); }
+
+namespace {
+ndq_counts sum_counts(int fd, uint32_t slot) {
+  static const int ncpu = libbpf_num_possible_cpus();
+  std::vector<ndq_counts> per_cpu(ncpu > 0 ? ncpu : 1);
+  ndq_counts total{};
+  if (bpf_map_lookup_elem(fd, &slot, per_cpu.data()) != 0) return total;
+  for (const auto& c : per_cpu) {
+    total.packets += c.packets;
+    total.bytes += c.bytes;
+    total.wrong_queue += c.wrong_queue;
+  }
+  return total;
+}
+}  // namespace
+
+std::vector<FlowStats> SteeringProgram::flow_stats() const {
+  std::vector<FlowStats> out;
+  const auto& flows = iface_.rx.flows;
+  for (uint32_t i = 0; i < flows.size(); ++i) {
+    const ndq_counts c = sum_counts(counts_fd_, i);
+    out.push_back(FlowStats{iface_.name, flows[i].id, false, flows[i].queue, c.packets, c.bytes, c.wrong_queue});
+  }
+  const ndq_counts rest = sum_counts(counts_fd_, NDQ_UNMATCHED);
+  out.push_back(FlowStats{iface_.name, 0, true, 0, rest.packets, rest.bytes, 0});
+  return out;
+}
+
+uint64_t SteeringProgram::wrong_queue(uint16_t queue) const {
+  uint64_t n = 0;
+  const auto& flows = iface_.rx.flows;
+  for (uint32_t i = 0; i < flows.size(); ++i)
+    if (flows[i].queue == queue) n += sum_counts(counts_fd_, i).wrong_queue;
+  return n;
+}
+
+}  // namespace netdaq::detail::afxdp

@@ -1,0 +1,49 @@
+// The steering program on one interface: loaded from the embedded object, filled with the
+// config's flows, attached native or generic, detached on destruction. A program left by a
+// netdaq process that died (SIGKILL) is recognised by its owner map and replaced.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engines/afxdp/interface_info.h"
+#include "netdaq/config.h"
+#include "netdaq/stats.h"
+
+struct bpf_object;
+
+namespace netdaq::detail::afxdp {
+
+class SteeringProgram {
+ public:
+  // Throws Error: privileges, foreign XDP program, live netdaq owner, attach failure.
+  SteeringProgram(const NetdevInfo& dev, const InterfaceConfig& iface, const std::string& context);
+  ~SteeringProgram();
+  SteeringProgram(const SteeringProgram&) = delete;
+  SteeringProgram& operator=(const SteeringProgram&) = delete;
+
+  // Sends the flows of NIC queue `queue` to this XSK (and stops doing so).
+  void add_xsk(uint32_t queue, int xsk_fd);
+  void remove_xsk(uint32_t queue) noexcept;
+
+  bool native() const noexcept { return native_; }
+  std::vector<FlowStats> flow_stats() const;
+  // Packets of the flows steered to `queue` that arrived on another NIC queue.
+  uint64_t wrong_queue(uint16_t queue) const;
+
+ private:
+  void replace_stale_or_throw(const std::string& context);
+  void attach(XdpAttach how, const std::string& context);
+  void fill_maps(const std::string& context);
+
+  const NetdevInfo dev_;
+  const InterfaceConfig& iface_;
+  bpf_object* obj_ = nullptr;
+  int prog_fd_ = -1, rules_fd_ = -1, counts_fd_ = -1, owner_fd_ = -1, xsks_fd_ = -1;
+  bool native_ = false;
+  bool attached_ = false;
+  uint32_t nrules_ = 0;
+};
+
+}  // namespace netdaq::detail::afxdp
