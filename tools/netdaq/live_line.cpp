@@ -72,6 +72,26 @@ std::string us(uint64_t ns) {
   return b;
 }
 
+// How each queue ran (engine mode), its nonzero raw engine counters, and the flow counters.
+void print_engine_details(std::FILE* out, const TrafficResult& r, int w) {
+  for (auto& s : r.stats) {
+    if (s.mode.empty()) continue;
+    std::string counters;
+    for (auto& [name, value] : s.engine_counters)
+      if (value) counters += " " + name + "=" + format_count(value);
+    std::fprintf(out, "  %-*s %s: %s%s\n", w, s.queue.c_str(), s.is_rx ? "rx" : "tx", s.mode.c_str(),
+                 counters.empty() ? "" : ("," + counters).c_str());
+  }
+  if (r.flows.empty()) return;
+  std::fprintf(out, "  %-12s %-10s %5s %14s %16s %12s\n", "interface", "flow", "queue", "packets", "bytes",
+               "wrong_queue");
+  for (auto& f : r.flows)
+    std::fprintf(out, "  %-12s %-10s %5s %14s %16s %12s\n", f.interface.c_str(),
+                 f.unmatched ? "(kernel)" : std::to_string(f.flow).c_str(),
+                 f.unmatched ? "-" : std::to_string(f.queue).c_str(), format_count(f.packets).c_str(),
+                 format_count(f.bytes).c_str(), f.unmatched ? "-" : format_count(f.wrong_queue).c_str());
+}
+
 }  // namespace
 
 void print_summary(std::FILE* out, const TrafficResult& r) {
@@ -107,6 +127,7 @@ void print_summary(std::FILE* out, const TrafficResult& r) {
                    lat.c_str());
     }
   }
+  print_engine_details(out, r, int(w));
   std::fprintf(out, "  total: lost %s, drops %s, malformed %s\n", format_count(r.total_lost()).c_str(),
                format_count(r.total_drops()).c_str(), format_count(r.total_malformed()).c_str());
   std::fflush(out);
@@ -145,9 +166,25 @@ void write_result_json(nlohmann::ordered_json& j, const TrafficResult& r) {
                                 {"errors", s.errors},
                                 {"connections", s.connections},
                                 {"drops", drops_json(s)}};
+    if (!s.mode.empty()) q["mode"] = s.mode;
+    if (!s.engine_counters.empty()) {
+      auto& e = q["engine"] = nlohmann::ordered_json::object();
+      for (auto& [name, value] : s.engine_counters) e[name] = value;
+    }
     for (auto& x : r.rx)
       if (s.is_rx && x.queue == s.queue) q["foreign"] = x.foreign;
     queues.push_back(std::move(q));
+  }
+  if (!r.flows.empty()) {
+    auto& flows = j["flows"] = nlohmann::ordered_json::array();
+    for (auto& f : r.flows) {
+      nlohmann::ordered_json o = {{"interface", f.interface}};
+      if (f.unmatched) o["unmatched"] = true;
+      else o["flow"] = f.flow, o["queue"] = f.queue, o["wrong_queue"] = f.wrong_queue;
+      o["packets"] = f.packets;
+      o["bytes"] = f.bytes;
+      flows.push_back(std::move(o));
+    }
   }
   auto& streams = j["streams"] = nlohmann::ordered_json::array();
   for (auto& s : r.streams) {

@@ -415,6 +415,7 @@ TrafficResult run_traffic(Session& session, const TrafficOptions& opt, const Liv
   for (auto& t : threads) t.join();
   res.elapsed_s = double(payload_clock_ns() - t0) / 1e9;
   res.stats = session.stats();
+  res.flows = session.flow_stats();
 
   // Results. Expected count of stream i: what sender i sent (or rx_expected[i]).
   std::vector<bool> has_expected;

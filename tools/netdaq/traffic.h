@@ -92,6 +92,7 @@ struct TrafficResult {
   std::vector<RxResult> rx;
   std::vector<StreamResult> streams;
   std::vector<QueueStats> stats;  // session stats at the end
+  std::vector<FlowStats> flows;   // per-flow counters (engines that classify: afxdp)
   std::vector<GpuResult> gpu;
   double elapsed_s = 0;
   bool interrupted = false;
