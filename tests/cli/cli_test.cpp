@@ -265,3 +265,16 @@ TEST(Cli, CtrlCPrintsSummaryAndExitsZero) {
   EXPECT_NE(r.out.find("interrupted"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("stream"), std::string::npos) << r.out;
 }
+
+// capture writes whole frames; the socket engine hands over payloads only, so a socket config
+// is refused before any file is written or socket opened, and the error says what is needed.
+TEST(Cli, CaptureRefusesPayloadOnlyEngine) {
+  const auto pcap = temp_path("capture.pcap");
+  auto r = run_cli({"capture", example("loopback.yaml"), "--output", pcap.string(), "--count", "10"});
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("engine 'socket'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("payloads only"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("afxdp"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(pcap)) << "nothing is written when capture refuses";
+  EXPECT_EQ(run_cli({"capture", example("loopback.yaml")}).status, 1);  // --output is required
+}

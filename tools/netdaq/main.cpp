@@ -32,7 +32,7 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"netdaq: move packets between NICs and CPU/GPU memory; run, benchmark and validate configs."};
+  CLI::App app{"netdaq: move packets between NICs and CPU/GPU memory; run, benchmark and validate configs, capture frames."};
   app.set_version_flag("--version", version_text, "Print the version and the engines built in, then exit");
   app.require_subcommand(0, 1);
   app.fallthrough(false);
@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   netdaq::cli::add_run_command(app, &exit_code);
   netdaq::cli::add_bench_command(app, &exit_code);
   netdaq::cli::add_validate_command(app, &exit_code);
+  netdaq::cli::add_capture_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

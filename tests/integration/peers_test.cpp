@@ -1,0 +1,307 @@
+// The real traffic peers themselves (peers.h), checked against the kernel: a plain UDP socket
+// in namespace A receives exactly what testpmd / tcpreplay in namespace B say they sent, and
+// testpmd's af_xdp receiver counts every frame testpmd's sender sent. With CI=true a missing
+// tool fails the tests instead of skipping them.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "netns_lab.h"
+#include "peers.h"
+#include "test_util.h"
+
+using namespace ndqtest;
+using namespace std::chrono_literals;
+
+namespace {
+
+#define NDQ_REQUIRE_TOOL(tool, package) \
+  NDQ_REQUIRE(have_tool(tool), std::string(tool) + " is not installed (apt-get install " package ")")
+
+constexpr uint16_t kPort = 9001;  // a fresh namespace: every port is free
+
+// A kernel UDP socket bound in a lab namespace, read by its own thread into memory.
+class UdpSink {
+ public:
+  UdpSink(NetnsLab& lab, const NetnsLab::Side& side, uint16_t port) {
+    sock_ = lab.run_in(side.ns, [&] { return Socket::udp_bound(side.ip4, port); });
+    if (sock_.fd() < 0) throw std::runtime_error("cannot bind " + side.ip4 + ":" + std::to_string(port));
+    // Room for everything a test sends even if this thread falls behind (as root, past rmem_max).
+    const int big = 256 << 20;
+    setsockopt(sock_.fd(), SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);
+    const timeval tv{0, 20'000};  // recv returns every 20 ms so the thread sees stop_
+    setsockopt(sock_.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~UdpSink() { stop(); }
+
+  // Waits until `count` datagrams arrived or `timeout` passed, then `settle` more for
+  // extras; stops reading and returns them in arrival order.
+  std::vector<Bytes> finish(size_t count, std::chrono::milliseconds timeout, std::chrono::milliseconds settle = 100ms) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (received() < count && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    std::this_thread::sleep_for(settle);
+    stop();
+    return std::move(got_);
+  }
+
+ private:
+  size_t received() {
+    std::lock_guard<std::mutex> l(mu_);
+    return got_.size();
+  }
+  void loop() {
+    Bytes buf(65536);
+    while (!stop_.load()) {
+      const ssize_t n = ::recv(sock_.fd(), buf.data(), buf.size(), 0);
+      if (n < 0) continue;  // timeout (EAGAIN) or EINTR
+      std::lock_guard<std::mutex> l(mu_);
+      got_.emplace_back(buf.begin(), buf.begin() + n);
+    }
+  }
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+  Socket sock_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<Bytes> got_;
+};
+
+// The kernel's UDP receive counters of a namespace (/proc/net/snmp read inside it).
+struct UdpCounters {
+  uint64_t in_datagrams = 0;   // delivered to a socket
+  uint64_t rcvbuf_errors = 0;  // dropped: socket buffer full
+};
+UdpCounters udp_counters(const NetnsLab& lab, const std::string& ns) {
+  std::string out;
+  lab.exec_in(ns, {"cat", "/proc/net/snmp"}, &out);
+  std::istringstream in(out);
+  std::string names, values, line;
+  while (std::getline(in, line))
+    if (line.rfind("Udp:", 0) == 0) (names.empty() ? names : values) = line;
+  std::map<std::string, uint64_t> c;
+  std::istringstream n(names), v(values);
+  std::string name, value;
+  while (n >> name && v >> value)
+    if (name != "Udp:") c[name] = std::stoull(value);
+  return {c["InDatagrams"], c["RcvbufErrors"]};
+}
+
+void expect_sizes(const std::vector<Bytes>& got, size_t size) {
+  size_t wrong = 0;
+  for (const auto& d : got) wrong += d.size() != size;
+  EXPECT_EQ(wrong, 0u) << "datagrams of another size than " << size;
+}
+
+void print_rate(const char* what, const PeerReport& r) {
+  std::printf("[   rate   ] %s: %llu packets in %.3f s = %.3f Mpps\n", what,
+              static_cast<unsigned long long>(r.packets), r.seconds, r.pps() / 1e6);
+}
+
+}  // namespace
+
+// testpmd txonly over the af_packet PMD sends exactly the count asked, all of the size
+// asked, and the kernel receives every one.
+class TestpmdTxOnly : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(TestpmdTxOnly, KernelReceivesExactlyTheCountSent) {
+  NDQ_REQUIRE_ROOT();
+  NDQ_REQUIRE_TOOL("dpdk-testpmd", "dpdk");
+  const size_t size = GetParam();
+  constexpr uint64_t kN = 20000;
+  NetnsLab lab;
+  UdpSink sink(lab, lab.a(), kPort);
+  const auto before = udp_counters(lab, lab.a().ns);
+
+  TestpmdTxOptions o;
+  o.ns = lab.b().ns;
+  o.veth = lab.b().veth;
+  o.flow = lab_flow(lab.b(), lab.a(), 9000, kPort);
+  o.payload_size = size;
+  o.count = kN;
+  const PeerReport r = testpmd_txonly_af_packet(o);
+  ASSERT_TRUE(r.ok) << describe(r);
+  EXPECT_EQ(r.packets, kN) << describe(r);
+  EXPECT_EQ(r.dropped, 0u) << describe(r);
+
+  const auto got = sink.finish(kN, 10s);
+  const auto after = udp_counters(lab, lab.a().ns);
+  EXPECT_EQ(got.size(), kN);
+  expect_sizes(got, size);
+  EXPECT_EQ(after.in_datagrams - before.in_datagrams, kN);
+  EXPECT_EQ(after.rcvbuf_errors - before.rcvbuf_errors, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, TestpmdTxOnly, ::testing::Values(size_t{64}, size_t{1472}),
+                         [](const auto& info) { return "Payload" + std::to_string(info.param); });
+
+// Duration mode sends at full speed; the kernel accounts for every frame testpmd counted
+// (delivered to the socket, or dropped for a full socket buffer).
+TEST(TestpmdTxOnlyDuration, KernelAccountsForEveryPacketSent) {
+  NDQ_REQUIRE_ROOT();
+  NDQ_REQUIRE_TOOL("dpdk-testpmd", "dpdk");
+  NetnsLab lab;
+  UdpSink sink(lab, lab.a(), kPort);
+  const auto before = udp_counters(lab, lab.a().ns);
+  TestpmdTxOptions o;
+  o.ns = lab.b().ns;
+  o.veth = lab.b().veth;
+  o.flow = lab_flow(lab.b(), lab.a(), 9000, kPort);
+  o.payload_size = 64;
+  o.duration = 300ms;
+  const PeerReport r = testpmd_txonly_af_packet(o);
+  ASSERT_TRUE(r.ok) << describe(r);
+  EXPECT_GT(r.packets, 1000u) << describe(r);
+  EXPECT_GE(r.seconds, 0.3);
+  EXPECT_LT(r.seconds, 2.0);
+  print_rate("testpmd txonly af_packet -> kernel UDP socket", r);
+
+  const auto got = sink.finish(r.packets, 10s);
+  const auto after = udp_counters(lab, lab.a().ns);
+  const uint64_t delivered = after.in_datagrams - before.in_datagrams;
+  const uint64_t rcvbuf = after.rcvbuf_errors - before.rcvbuf_errors;
+  EXPECT_EQ(delivered + rcvbuf, r.packets) << "delivered " << delivered << " + socket buffer drops " << rcvbuf;
+  EXPECT_EQ(got.size(), delivered);
+  expect_sizes(got, 64);
+}
+
+// tcpreplay of a pcap from write_udp_pcap: exactly its packets arrive, in order, every
+// payload byte as written.
+class Tcpreplay : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(Tcpreplay, KernelReceivesEveryPacketOfThePcap) {
+  NDQ_REQUIRE_ROOT();
+  NDQ_REQUIRE_TOOL("tcpreplay", "tcpreplay");
+  const size_t size = GetParam();
+  constexpr uint64_t kN = 20000;
+  NetnsLab lab;
+  TempFile pcap;
+  write_udp_pcap(pcap.path, lab_flow(lab.b(), lab.a(), 9000, kPort), kN, size);
+  UdpSink sink(lab, lab.a(), kPort);
+  const auto before = udp_counters(lab, lab.a().ns);
+
+  const PeerReport r = tcpreplay({lab.b().ns, lab.b().veth, pcap.path});
+  ASSERT_TRUE(r.ok) << describe(r);
+  EXPECT_EQ(r.packets, kN) << describe(r);
+  EXPECT_EQ(r.dropped, 0u) << describe(r);
+  print_rate("tcpreplay --topspeed", r);
+
+  const auto got = sink.finish(kN, 10s);
+  const auto after = udp_counters(lab, lab.a().ns);
+  ASSERT_EQ(got.size(), kN);
+  EXPECT_EQ(after.rcvbuf_errors - before.rcvbuf_errors, 0u);
+  for (uint64_t i = 0; i < kN; ++i) ASSERT_TRUE(check_payload(got[i], i, size)) << "datagram " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, Tcpreplay, ::testing::Values(size_t{64}, size_t{1472}),
+                         [](const auto& info) { return "Payload" + std::to_string(info.param); });
+
+// --pps paces: 2,000 packets at 10,000 pps take about 0.2 s and all arrive.
+TEST(TcpreplayPps, PacesAndDeliversEveryPacket) {
+  NDQ_REQUIRE_ROOT();
+  NDQ_REQUIRE_TOOL("tcpreplay", "tcpreplay");
+  constexpr uint64_t kN = 2000;
+  NetnsLab lab;
+  TempFile pcap;
+  write_udp_pcap(pcap.path, lab_flow(lab.b(), lab.a(), 9000, kPort), kN, 200);
+  UdpSink sink(lab, lab.a(), kPort);
+  const PeerReport r = tcpreplay({lab.b().ns, lab.b().veth, pcap.path, 10000});
+  ASSERT_TRUE(r.ok) << describe(r);
+  EXPECT_EQ(r.packets, kN);
+  EXPECT_GT(r.seconds, 0.15) << describe(r);
+  EXPECT_LT(r.seconds, 1.0) << describe(r);
+  EXPECT_EQ(sink.finish(kN, 5s).size(), kN);
+}
+
+// testpmd rxonly over the af_xdp PMD counts every frame testpmd's sender sent, received or
+// dropped (RX-missed). A few more may come from the sending namespace's kernel (IPv6
+// router solicitations, MLD reports).
+TEST(TestpmdRxAfXdp, CountsEveryFrameSent) {
+  NDQ_REQUIRE_ROOT();
+  NDQ_REQUIRE_TOOL("dpdk-testpmd", "dpdk");
+  constexpr uint64_t kN = 20000, kKernelNoise = 16;
+  NetnsLab lab;
+  TestpmdRxAfXdp rx(lab.a().ns, lab.a().veth);
+  ASSERT_TRUE(rx.wait_ready()) << describe(rx.stop());
+
+  TestpmdTxOptions o;
+  o.ns = lab.b().ns;
+  o.veth = lab.b().veth;
+  o.flow = lab_flow(lab.b(), lab.a(), 9000, kPort);
+  o.count = kN;
+  const PeerReport tx = testpmd_txonly_af_packet(o);
+  std::this_thread::sleep_for(200ms);  // let the receiver drain its ring
+  const PeerReport r = rx.stop();
+  ASSERT_TRUE(tx.ok) << describe(tx);
+  ASSERT_TRUE(r.ok) << describe(r);
+  EXPECT_EQ(tx.packets, kN);
+  EXPECT_GE(r.packets + r.dropped, kN) << describe(r);
+  EXPECT_LE(r.packets + r.dropped, kN + kKernelNoise) << describe(r);
+  std::printf("[   rxonly ] af_xdp: %llu received, %llu dropped of %llu sent\n",
+              static_cast<unsigned long long>(r.packets), static_cast<unsigned long long>(r.dropped),
+              static_cast<unsigned long long>(tx.packets));
+}
+
+// The convenience form runs for the given time and reports what it saw (here: nothing but
+// the kernel's own noise, no sender).
+TEST(TestpmdRxAfXdp, RunsForADurationAndStops) {
+  NDQ_REQUIRE_ROOT();
+  NDQ_REQUIRE_TOOL("dpdk-testpmd", "dpdk");
+  NetnsLab lab;
+  const auto t0 = std::chrono::steady_clock::now();
+  const PeerReport r = testpmd_rxonly_af_xdp(lab.a().ns, lab.a().veth, 300ms);
+  ASSERT_TRUE(r.ok) << describe(r);
+  EXPECT_GE(r.seconds, 0.3);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+  EXPECT_LE(r.packets, 16u) << describe(r);
+}
+
+// A peer that cannot use its interface says why instead of reporting zero packets.
+TEST(PeerErrors, MissingInterfaceIsAnErrorNotZeroPackets) {
+  NDQ_REQUIRE_ROOT();
+  NDQ_REQUIRE_TOOL("dpdk-testpmd", "dpdk");
+  NetnsLab lab;
+  TestpmdTxOptions o;
+  o.ns = lab.b().ns;
+  o.veth = "nosuchveth0";
+  o.flow = lab_flow(lab.b(), lab.a(), 9000, kPort);
+  o.count = 10;
+  const PeerReport tx = testpmd_txonly_af_packet(o);
+  EXPECT_FALSE(tx.ok);
+  EXPECT_NE(tx.error.find("no port"), std::string::npos) << describe(tx);
+
+  TestpmdRxAfXdp rx(lab.a().ns, "nosuchveth0");
+  EXPECT_FALSE(rx.wait_ready(5s));
+  const PeerReport r = rx.stop();
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("no port"), std::string::npos) << describe(r);
+}
+
+// A pcap frame is what the kernel would accept: right lengths, IPv4 header checksum.
+TEST(UdpFrame, HeaderFieldsAndChecksum) {
+  UdpFlow f{"02:00:00:00:00:01", "02:00:00:00:00:02", "10.1.2.3", "10.4.5.6", 1234, 5678};
+  const Bytes fr = udp_frame(f, 7, make_payload(3, 100));
+  ASSERT_EQ(fr.size(), kUdpFrameOverhead + 100);
+  auto u16 = [&](size_t at) { return (unsigned(fr[at]) << 8) | unsigned(fr[at + 1]); };
+  EXPECT_EQ(u16(12), 0x0800u);
+  EXPECT_EQ(u16(16), 128u);  // IPv4 total length
+  EXPECT_EQ(u16(38), 108u);  // UDP length
+  EXPECT_EQ(u16(34), 1234u);
+  EXPECT_EQ(u16(36), 5678u);
+  uint32_t sum = 0;  // a correct header sums to 0xffff
+  for (size_t i = 14; i < 34; i += 2) sum += u16(i);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  EXPECT_EQ(sum, 0xffffu);
+  EXPECT_EQ(Bytes(fr.begin() + 42, fr.end()), make_payload(3, 100));
+  EXPECT_THROW(udp_frame({"nope", "02:00:00:00:00:02", "10.1.2.3", "10.4.5.6"}, 0, {}), std::invalid_argument);
+}
