@@ -114,7 +114,7 @@ static std::vector<std::string> in_ns(const std::string& ns, std::vector<std::st
   return full;
 }
 
-NetnsLab::NetnsLab() {
+NetnsLab::NetnsLab(unsigned queues) {
   remove_stale();
   const int n = g_counter.fetch_add(1);
   const std::string id = std::to_string(getpid()) + "_" + std::to_string(n);
@@ -126,7 +126,9 @@ NetnsLab::NetnsLab() {
     made_a_ = true;
     must({"ip", "netns", "add", b_.ns});
     made_b_ = true;
-    must({"ip", "link", "add", a_.veth, "netns", a_.ns, "type", "veth", "peer", "name", b_.veth, "netns", b_.ns});
+    const std::string nq = std::to_string(queues);
+    must({"ip", "link", "add", a_.veth, "netns", a_.ns, "numtxqueues", nq, "numrxqueues", nq, "type", "veth", "peer",
+          "name", b_.veth, "netns", b_.ns, "numtxqueues", nq, "numrxqueues", nq});
     for (const Side* s : {&a_, &b_}) {
       must(in_ns(s->ns, {"ip", "link", "set", "lo", "up"}));
       must(in_ns(s->ns, {"ip", "addr", "add", s->ip4 + "/24", "dev", s->veth}));
@@ -152,6 +154,15 @@ NetnsLab::NetnsLab() {
 }
 
 NetnsLab::~NetnsLab() { teardown(); }
+
+std::string NetnsLab::mac(const Side& s) const {
+  std::string out;
+  if (run_command(in_ns(s.ns, {"ip", "-o", "link", "show", "dev", s.veth}), &out) != 0)
+    throw std::runtime_error("netns lab: ip link show " + s.veth + ": " + out);
+  const size_t at = out.find("link/ether ");
+  if (at == std::string::npos) throw std::runtime_error("netns lab: no MAC in: " + out);
+  return out.substr(at + 11, 17);
+}
 
 void NetnsLab::teardown() noexcept {
   // Deleting a namespace destroys its end of the veth pair, and with it the other end.

@@ -25,9 +25,10 @@ class NetnsLab {
     std::string ip6;   // e.g. fd00:199:3::1 (/64, nodad)
   };
 
-  // Creates the namespaces, the veth pair, addresses, links up. Throws std::runtime_error
-  // (with the failing command and its output) and removes what it made.
-  NetnsLab();
+  // Creates the namespaces, the veth pair (with `queues` rx and tx queues per end),
+  // addresses, links up. Throws std::runtime_error (with the failing command and its
+  // output) and removes what it made.
+  explicit NetnsLab(unsigned queues = 1);
   ~NetnsLab();
   NetnsLab(const NetnsLab&) = delete;
   NetnsLab& operator=(const NetnsLab&) = delete;
@@ -51,6 +52,9 @@ class NetnsLab {
 
   // Runs argv inside namespace ns (ip netns exec); returns the exit status, output in *out.
   int exec_in(const std::string& ns, const std::vector<std::string>& argv, std::string* out = nullptr) const;
+
+  // The MAC address of a side's veth ("aa:bb:cc:dd:ee:ff").
+  std::string mac(const Side& s) const;
 
   // Moves the calling thread into namespace ns. Throws std::runtime_error.
   static void enter(const std::string& ns);

@@ -4,7 +4,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <thread>
 #include <sstream>
 
 #include "core/log.h"
@@ -53,6 +57,12 @@ uint64_t process_start(uint32_t pid) {
   for (int i = 3; i <= 22 && rest >> field; ++i)
     if (i == 22) return std::stoull(field);
   return 0;
+}
+
+// Inode of the calling thread's network namespace (0 if unknown).
+ino_t current_netns() {
+  struct stat st{};
+  return stat("/proc/thread-self/ns/net", &st) == 0 ? st.st_ino : 0;
 }
 
 std::string privileges_hint() {
@@ -126,6 +136,7 @@ SteeringProgram::SteeringProgram(const NetdevInfo& dev, const InterfaceConfig& i
     : dev_(dev), iface_(iface) {
   static std::once_flag print_once;
   std::call_once(print_once, [] { libbpf_set_print(libbpf_print); });
+  netns_fd_ = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 
   LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "netdaq_steer");
   obj_ = bpf_object__open_mem(netdaq_afxdp_steer_obj, netdaq_afxdp_steer_obj_end - netdaq_afxdp_steer_obj,
@@ -151,20 +162,37 @@ SteeringProgram::SteeringProgram(const NetdevInfo& dev, const InterfaceConfig& i
     attach(iface.afxdp.attach, context);
   } catch (...) {
     bpf_object__close(obj_);
+    if (netns_fd_ >= 0) close(netns_fd_);
     throw;
   }
 }
 
 SteeringProgram::~SteeringProgram() {
   if (attached_) {
-    LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = prog_fd_);  // only if it is still ours
-    const uint32_t mode = native_ ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
-    if (int err = bpf_xdp_detach(dev_.ifindex, mode, &opts))
-      log()->warn("afxdp {}: could not detach the XDP program: {}", dev_.name, errno_text(err));
-    else
-      log()->debug("afxdp {}: XDP program detached", dev_.name);
+    // The session may be destroyed by a thread in another network namespace, where our
+    // ifindex names another device: detach from a thread inside the interface's namespace.
+    struct stat st{};
+    const bool same_ns = netns_fd_ < 0 || (fstat(netns_fd_, &st) == 0 && st.st_ino == current_netns());
+    if (same_ns) {
+      detach();
+    } else {
+      std::thread([this] {
+        if (setns(netns_fd_, CLONE_NEWNET) == 0) detach();
+        else log()->warn("afxdp {}: cannot enter its network namespace to detach XDP: {}", dev_.name, errno_text(errno));
+      }).join();
+    }
   }
   bpf_object__close(obj_);
+  if (netns_fd_ >= 0) close(netns_fd_);
+}
+
+void SteeringProgram::detach() noexcept {
+  LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = prog_fd_);  // only if it is still ours
+  const uint32_t mode = native_ ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+  if (int err = bpf_xdp_detach(dev_.ifindex, mode, &opts))
+    log()->warn("afxdp {}: could not detach the XDP program: {}", dev_.name, errno_text(err));
+  else
+    log()->debug("afxdp {}: XDP program detached", dev_.name);
 }
 
 void SteeringProgram::fill_maps(const std::string& context) {

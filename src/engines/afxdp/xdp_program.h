@@ -36,10 +36,12 @@ class SteeringProgram {
   void replace_stale_or_throw(const std::string& context);
   void attach(XdpAttach how, const std::string& context);
   void fill_maps(const std::string& context);
+  void detach() noexcept;
 
   const NetdevInfo dev_;
   const InterfaceConfig& iface_;
   bpf_object* obj_ = nullptr;
+  int netns_fd_ = -1;  // the namespace the interface lives in (ifindex is per namespace)
   int prog_fd_ = -1, rules_fd_ = -1, counts_fd_ = -1, owner_fd_ = -1, xsks_fd_ = -1;
   bool native_ = false;
   bool attached_ = false;

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "core/log.h"
 #include "netdaq/status.h"
@@ -82,6 +84,16 @@ XskSocket::XskSocket(const NetdevInfo& dev, uint32_t queue, Umem& umem, bool rx,
 }
 
 int XskSocket::create(const NetdevInfo& dev, bool rx, bool tx, uint16_t bind_flags) {
+  // A socket closed a moment ago frees its queue from a kernel work item: EBUSY for a few
+  // milliseconds after the previous run. Retry that briefly before calling the queue taken.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  int err;
+  while ((err = create_once(dev, rx, tx, bind_flags)) == -EBUSY && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return err;
+}
+
+int XskSocket::create_once(const NetdevInfo& dev, bool rx, bool tx, uint16_t bind_flags) {
   xsk_socket_config cfg{};
   cfg.rx_size = rx ? rx_size_ : 0;
   cfg.tx_size = tx ? tx_size_ : 0;

@@ -40,6 +40,7 @@ class XskSocket {
 
  private:
   int create(const NetdevInfo& dev, bool rx, bool tx, uint16_t bind_flags);
+  int create_once(const NetdevInfo& dev, bool rx, bool tx, uint16_t bind_flags);
   void set_busy_poll(const AfxdpOptions& opts, const std::string& context);
 
   uint32_t queue_;

@@ -1,0 +1,59 @@
+// Shared pieces of the afxdp integration tests: configs for afxdp receivers and senders in
+// a netns lab, and a kernel UDP socket as an independent receiver.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "netns_lab.h"
+#include "test_util.h"
+
+namespace ndqtest {
+
+bool afxdp_built();
+// Root, the namespace lab and the afxdp engine; with CI=true a missing piece fails the test.
+#define NDQ_REQUIRE_AFXDP()                                                                                  \
+  do {                                                                                                       \
+    NDQ_REQUIRE_ROOT();                                                                                      \
+    NDQ_REQUIRE(::ndqtest::afxdp_built(), "netdaq was built without the afxdp engine (libxdp-dev, libbpf-dev, clang)"); \
+  } while (0)
+
+netdaq::FlowConfig udp_flow(uint32_t id, uint16_t queue, uint16_t udp_dst);
+
+// Interface "x0" of the afxdp engine on netdev dev: rx queues (direct mode) with flows,
+// and/or one tx queue `tx_queue` sending to destination.
+struct AfxdpIface {
+  std::string dev;
+  std::vector<uint16_t> rx_queues;
+  std::vector<netdaq::FlowConfig> flows;
+  std::optional<uint16_t> tx_queue;
+  std::string destination;  // udp://ip:port
+  std::string dst_mac;
+  double rate_pps = 0;
+  uint32_t num_bufs = 8192;
+  netdaq::AfxdpOptions afxdp = {};
+  netdaq::Config build() const;
+};
+
+// A kernel UDP socket bound to host:port with a large receive buffer.
+class KernelReceiver {
+ public:
+  KernelReceiver(const std::string& host, uint16_t port);
+  // Receives until count datagrams or timeout (then `settle` more for extras).
+  std::vector<Bytes> receive(size_t count, std::chrono::milliseconds timeout,
+                             std::chrono::milliseconds settle = 50ms);
+
+ private:
+  Socket sock_;
+};
+
+// Sends count payloads (make_payload(first + i, size)) through a TX queue; returns the number sent.
+size_t send_sequence(netdaq::TxQueue& q, uint64_t first, size_t count, size_t size);
+// Checks that packets are exactly payloads first..first+count-1 (any order).
+::testing::AssertionResult exactly_sequence(const std::vector<Bytes>& got, uint64_t first, size_t count, size_t size);
+
+// Whether an XDP program is attached to the veth of a side ("prog/xdp" in `ip link show`).
+bool xdp_attached(const NetnsLab& lab, const NetnsLab::Side& side);
+
+}  // namespace ndqtest
