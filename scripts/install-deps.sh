@@ -8,6 +8,8 @@ packages=(
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 iperf3 socat python3 clang libclang-rt-14-dev valgrind procps
+  libxdp-dev libbpf-dev linux-libc-dev libpcap-dev          # afxdp engine, netdaq capture
+  dpdk tcpreplay iputils-ping ethtool util-linux            # real peers of the afxdp tests
 )
 
 missing=()
