@@ -32,14 +32,14 @@ namespace {
 constexpr const char* kProgName = "netdaq_steer";
 constexpr const char* kOwnerMap = "netdaq_owner";
 
-// libbpf's own messages go to our log at debug level (warnings at warn).
-int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
-  char buf[512];
+// libbpf's own messages (with the kernel's and the verifier's words) go to our log at debug
+// level: every failure they describe also comes back to us as an error we report ourselves.
+int libbpf_print(enum libbpf_print_level, const char* fmt, va_list args) {
+  char buf[1024];
   std::vsnprintf(buf, sizeof buf, fmt, args);
   std::string s(buf);
   while (!s.empty() && s.back() == '\n') s.pop_back();
-  if (level == LIBBPF_WARN) log()->warn("libbpf: {}", s);
-  else log()->debug("libbpf: {}", s);
+  log()->debug("{}", s);
   return 0;
 }
 
