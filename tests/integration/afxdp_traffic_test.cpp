@@ -86,6 +86,29 @@ TEST(AfxdpTraffic, SocketEngineSenderExactCountsAndPingStillWorks) {
   EXPECT_GE(unmatched_row(fs)->packets, 3u) << "the pings (and ARP) went to the kernel";
 }
 
+// A worker thread polls the XSK with busy polling on (SO_PREFER_BUSY_POLL, SO_BUSY_POLL):
+// the application takes bursts from the worker's ring; every packet arrives once.
+TEST(AfxdpTraffic, WorkerModeWithBusyPolling) {
+  NDQ_REQUIRE_AFXDP();
+  NetnsLab lab;
+  const uint16_t port = 46105;
+  const size_t n = 20000;
+  AfxdpIface rs{.dev = lab.a().veth, .rx_queues = {0}, .flows = {udp_flow(5, 0, port)}, .mode = PollMode::worker};
+  rs.afxdp.busy_poll_us = 20;
+  auto rx = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(rs.build()); });
+  Iface ts;
+  ts.destination = "udp://" + lab.a().ip4 + ":" + std::to_string(port);
+  ts.tx_queues = 1;
+  ts.rate_pps = 100000;
+  auto tx = lab.run_in(lab.b().ns, [&] { return std::make_unique<Session>(ts.build()); });
+  auto got = std::async(std::launch::async, [&] { return collect(rx->rx_queue("x0"), n, 15s); });
+  EXPECT_EQ(send_sequence(tx->tx_queue("if0"), 0, n, 200), n);
+  EXPECT_TRUE(exactly_sequence(got.get(), 0, n, 200));
+  const QueueStats st = rx->rx_queue("x0").stats();
+  EXPECT_NE(st.mode.find("busy_poll"), std::string::npos) << st.mode;
+  EXPECT_EQ(st.total_drops(), 0u) << describe(st);
+}
+
 // afxdp sends, the kernel receives: the engine's Ethernet/IPv4/UDP headers are valid (the
 // kernel checks the IP checksum and lengths) and every payload arrives once. The
 // destination MAC comes from the neighbour table (after a ping) or from afxdp.dst_mac.

@@ -35,6 +35,7 @@ Config AfxdpIface::build() const {
   for (uint16_t id : rx_queues) {
     QueueConfig q;
     q.id = id;
+    q.mode = mode;
     q.batch_size = 64;
     q.ring_depth = 16;
     q.memory_regions = {"umem"};

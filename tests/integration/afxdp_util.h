@@ -32,6 +32,7 @@ struct AfxdpIface {
   std::string dst_mac;
   double rate_pps = 0;
   uint32_t num_bufs = 8192;
+  netdaq::PollMode mode = netdaq::PollMode::direct;
   netdaq::AfxdpOptions afxdp = {};
   netdaq::Config build() const;
 };
