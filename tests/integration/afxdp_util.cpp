@@ -37,7 +37,7 @@ Config AfxdpIface::build() const {
     q.id = id;
     q.mode = mode;
     q.batch_size = 64;
-    q.ring_depth = 16;
+    q.ring_depth = ring_depth;
     q.memory_regions = {"umem"};
     i.rx.queues.push_back(q);
   }

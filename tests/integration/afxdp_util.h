@@ -33,6 +33,7 @@ struct AfxdpIface {
   double rate_pps = 0;
   uint32_t num_bufs = 8192;
   netdaq::PollMode mode = netdaq::PollMode::direct;
+  uint32_t ring_depth = 16;
   netdaq::AfxdpOptions afxdp = {};
   netdaq::Config build() const;
 };
