@@ -2,12 +2,10 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <net/if.h>
 #include <pcap/pcap.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -102,18 +100,6 @@ struct DpdkDirGuard {
   ~DpdkDirGuard() { remove_dpdk_dir(prefix); }
 };
 
-// The k-th CPU this process may run on (modulo their number), so that CPU choices hold on
-// machines with fewer CPUs or under a restricted affinity (taskset, cgroups).
-unsigned allowed_cpu(unsigned k) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) == 0) return k;
-  k %= static_cast<unsigned>(CPU_COUNT(&set));
-  for (unsigned cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &set) && k-- == 0) return cpu;
-  return 0;
-}
-
 // EAL options shared by every testpmd run: no hugepages, no shared config files, no PCI
 // scan, no telemetry socket; two lcores (main, forwarding) pinned to the given CPUs; one
 // virtual device.
@@ -174,36 +160,27 @@ void write_text(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-// ---- addresses ----
-std::string mac_address(const std::string& ns, const std::string& ifname) {
-  // A socket made on a thread inside ns sees ns's interfaces.
-  auto mac = std::async(std::launch::async, [&]() -> std::string {
-    if (!ns.empty()) NetnsLab::enter(ns);
-    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-    ifreq ifr{};
-    std::snprintf(ifr.ifr_name, IFNAMSIZ, "%s", ifname.c_str());
-    const int rc = ioctl(fd, SIOCGIFHWADDR, &ifr);
-    const int err = errno;
-    ::close(fd);
-    if (rc != 0) throw std::runtime_error("MAC address of " + ifname + " in " + ns + ": " + std::strerror(err));
-    const auto* b = reinterpret_cast<const unsigned char*>(ifr.ifr_hwaddr.sa_data);
-    char s[18];
-    std::snprintf(s, sizeof s, "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4], b[5]);
-    return s;
-  });
-  return mac.get();
-}
-
-UdpFlow lab_flow(const NetnsLab::Side& from, const NetnsLab::Side& to, uint16_t src_port, uint16_t dst_port) {
+// ---- addresses and CPUs ----
+UdpFlow lab_flow(const NetnsLab& lab, const NetnsLab::Side& from, const NetnsLab::Side& to, uint16_t src_port,
+                 uint16_t dst_port) {
   UdpFlow f;
-  f.src_mac = mac_address(from.ns, from.veth);
-  f.dst_mac = mac_address(to.ns, to.veth);
+  f.src_mac = lab.mac(from);
+  f.dst_mac = lab.mac(to);
   f.src_ip = from.ip4;
   f.dst_ip = to.ip4;
   f.src_port = src_port;
   f.dst_port = dst_port;
   return f;
+}
+
+unsigned allowed_cpu(unsigned k) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) == 0) return k;
+  k %= static_cast<unsigned>(CPU_COUNT(&set));
+  for (unsigned cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set) && k-- == 0) return cpu;
+  return 0;
 }
 
 std::string describe(const PeerReport& r) {

@@ -5,7 +5,7 @@
 //   NetnsLab lab;
 //   TestpmdTxOptions o;                        // testpmd txonly, af_packet PMD on b's veth
 //   o.ns = lab.b().ns; o.veth = lab.b().veth;
-//   o.flow = lab_flow(lab.b(), lab.a(), 9000, port);
+//   o.flow = lab_flow(lab, lab.b(), lab.a(), 9000, port);
 //   o.payload_size = 64; o.count = 20000;
 //   PeerReport r = testpmd_txonly_af_packet(o);  // r.packets: what testpmd says it sent
 //
@@ -38,11 +38,14 @@ struct UdpFlow {
 // Ethernet (14) + IPv4 (20) + UDP (8) header bytes in front of a UDP payload.
 inline constexpr size_t kUdpFrameOverhead = 42;
 
-// The MAC address ("aa:bb:cc:dd:ee:ff") of interface ifname in namespace ns. Throws
-// std::runtime_error.
-std::string mac_address(const std::string& ns, const std::string& ifname);
-// The flow from lab side `from` to side `to`: their veth MACs and IPv4 addresses.
-UdpFlow lab_flow(const NetnsLab::Side& from, const NetnsLab::Side& to, uint16_t src_port, uint16_t dst_port);
+// The flow from lab side `from` to side `to`: their veth MACs (NetnsLab::mac) and IPv4
+// addresses.
+UdpFlow lab_flow(const NetnsLab& lab, const NetnsLab::Side& from, const NetnsLab::Side& to, uint16_t src_port,
+                 uint16_t dst_port);
+
+// The k-th CPU this process may run on (modulo their number): CPU choices that hold on
+// machines with fewer CPUs or under a restricted affinity (taskset, cgroups).
+unsigned allowed_cpu(unsigned k);
 
 // What a peer did.
 struct PeerReport {

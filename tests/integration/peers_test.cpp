@@ -126,7 +126,7 @@ TEST_P(TestpmdTxOnly, KernelReceivesExactlyTheCountSent) {
   TestpmdTxOptions o;
   o.ns = lab.b().ns;
   o.veth = lab.b().veth;
-  o.flow = lab_flow(lab.b(), lab.a(), 9000, kPort);
+  o.flow = lab_flow(lab, lab.b(), lab.a(), 9000, kPort);
   o.payload_size = size;
   o.count = kN;
   const PeerReport r = testpmd_txonly_af_packet(o);
@@ -156,7 +156,7 @@ TEST(TestpmdTxOnlyDuration, KernelAccountsForEveryPacketSent) {
   TestpmdTxOptions o;
   o.ns = lab.b().ns;
   o.veth = lab.b().veth;
-  o.flow = lab_flow(lab.b(), lab.a(), 9000, kPort);
+  o.flow = lab_flow(lab, lab.b(), lab.a(), 9000, kPort);
   o.payload_size = 64;
   o.duration = 300ms;
   const PeerReport r = testpmd_txonly_af_packet(o);
@@ -186,7 +186,7 @@ TEST_P(Tcpreplay, KernelReceivesEveryPacketOfThePcap) {
   constexpr uint64_t kN = 20000;
   NetnsLab lab;
   TempFile pcap;
-  write_udp_pcap(pcap.path, lab_flow(lab.b(), lab.a(), 9000, kPort), kN, size);
+  write_udp_pcap(pcap.path, lab_flow(lab, lab.b(), lab.a(), 9000, kPort), kN, size);
   UdpSink sink(lab, lab.a(), kPort);
   const auto before = udp_counters(lab, lab.a().ns);
 
@@ -213,7 +213,7 @@ TEST(TcpreplayPps, PacesAndDeliversEveryPacket) {
   constexpr uint64_t kN = 2000;
   NetnsLab lab;
   TempFile pcap;
-  write_udp_pcap(pcap.path, lab_flow(lab.b(), lab.a(), 9000, kPort), kN, 200);
+  write_udp_pcap(pcap.path, lab_flow(lab, lab.b(), lab.a(), 9000, kPort), kN, 200);
   UdpSink sink(lab, lab.a(), kPort);
   const PeerReport r = tcpreplay({lab.b().ns, lab.b().veth, pcap.path, 10000});
   ASSERT_TRUE(r.ok) << describe(r);
@@ -237,7 +237,7 @@ TEST(TestpmdRxAfXdp, CountsEveryFrameSent) {
   TestpmdTxOptions o;
   o.ns = lab.b().ns;
   o.veth = lab.b().veth;
-  o.flow = lab_flow(lab.b(), lab.a(), 9000, kPort);
+  o.flow = lab_flow(lab, lab.b(), lab.a(), 9000, kPort);
   o.count = kN;
   const PeerReport tx = testpmd_txonly_af_packet(o);
   std::this_thread::sleep_for(200ms);  // let the receiver drain its ring
@@ -274,7 +274,7 @@ TEST(PeerErrors, MissingInterfaceIsAnErrorNotZeroPackets) {
   TestpmdTxOptions o;
   o.ns = lab.b().ns;
   o.veth = "nosuchveth0";
-  o.flow = lab_flow(lab.b(), lab.a(), 9000, kPort);
+  o.flow = lab_flow(lab, lab.b(), lab.a(), 9000, kPort);
   o.count = 10;
   const PeerReport tx = testpmd_txonly_af_packet(o);
   EXPECT_FALSE(tx.ok);
