@@ -28,7 +28,9 @@ class AfxdpRx final : public RxPort {
         program_(program),
         pool_(*q.pools[0]),
         base_(pool_.address(0)),
-        chunk_(pool_.stride()) {
+        chunk_(pool_.stride()),
+        tagged_(program.flows_of_queue(q.queue->id) > 1),
+        only_flow_(program.only_flow(q.queue->id)) {
     refill();
   }
 
@@ -60,7 +62,7 @@ class AfxdpRx final : public RxPort {
       f.cap[0] = static_cast<uint32_t>(chunk_ - (d->addr - start) - u.offset);
       f.buf[0] = buf;
       f.l2_len = static_cast<uint16_t>(u.offset);
-      f.flow = flow_of(frame, d->addr - start);
+      f.flow = tagged_ ? flow_of(frame, d->addr - start) : only_flow_;
       f.timestamp_ns = 0;
     }
     xsk_ring_cons__release(xsk_->rx(), n);
@@ -134,6 +136,8 @@ class AfxdpRx final : public RxPort {
   BufferPool& pool_;
   std::byte* base_;
   uint64_t chunk_;
+  bool tagged_;          // several flows on this queue: the program tags each packet
+  uint32_t only_flow_;   // else the one flow's id (0 without flows)
   std::atomic<uint64_t> wakeups_{0};
   std::atomic<uint64_t> seen_dropped_{0}, seen_ring_full_{0}, seen_wrong_queue_{0}, seen_invalid_{0};
 };

@@ -202,7 +202,10 @@ void SteeringProgram::fill_maps(const std::string& context) {
                                           " flows; the steering program holds at most " +
                                           std::to_string(NDQ_MAX_FLOWS));
   std::vector<ndq_rule> rules;
-  for (const auto& f : flows) rules.push_back(to_rule(f));
+  for (const auto& f : flows) {
+    rules.push_back(to_rule(f));
+    if (flows_of_queue(f.queue) > 1) rules.back().bits |= NDQ_M_TAG;
+  }
   if (rules.empty()) {  // no flows: every UDP packet goes to the XSK of the queue it came in on
     ndq_rule all{};
     all.bits = NDQ_M_ANY_QUEUE;
@@ -323,6 +326,18 @@ std::vector<FlowStats> SteeringProgram::flow_stats() const {
   const ndq_counts rest = sum_counts(counts_fd_, NDQ_UNMATCHED);
   out.push_back(FlowStats{iface_.name, 0, true, 0, rest.packets, rest.bytes, 0});
   return out;
+}
+
+size_t SteeringProgram::flows_of_queue(uint16_t queue) const noexcept {
+  size_t n = 0;
+  for (const auto& f : iface_.rx.flows) n += f.queue == queue;
+  return n;
+}
+
+uint32_t SteeringProgram::only_flow(uint16_t queue) const noexcept {
+  for (const auto& f : iface_.rx.flows)
+    if (f.queue == queue) return f.id;
+  return 0;
 }
 
 uint64_t SteeringProgram::wrong_queue(uint16_t queue) const {

@@ -29,6 +29,9 @@ class SteeringProgram {
 
   bool native() const noexcept { return native_; }
   std::vector<FlowStats> flow_stats() const;
+  // Flows steered to `queue`; with one, packets carry no flow tag and its id is only_flow().
+  size_t flows_of_queue(uint16_t queue) const noexcept;
+  uint32_t only_flow(uint16_t queue) const noexcept;
   // Packets of the flows steered to `queue` that arrived on another NIC queue.
   uint64_t wrong_queue(uint16_t queue) const;
 

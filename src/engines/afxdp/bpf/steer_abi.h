@@ -19,6 +19,7 @@ enum ndq_match_bits {
   NDQ_M_IP6_DST = 1u << 5,
   NDQ_M_VLAN = 1u << 6,
   NDQ_M_ANY_QUEUE = 1u << 7, /* no flows configured: every UDP packet to its arrival queue */
+  NDQ_M_TAG = 1u << 8,       /* the queue has several flows: write the flow id as metadata */
 };
 
 struct ndq_rule {
