@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -199,8 +200,13 @@ std::string describe(const PeerReport& r) {
 PeerProcess::PeerProcess(const std::string& ns, const std::vector<std::string>& argv) {
   std::vector<std::string> full;
   if (!ns.empty()) full = {"nsenter", "--net=/run/netns/" + ns, "--"};
-  // Line-buffered stdout: readiness is read from the output while the peer runs.
-  full.insert(full.end(), {"stdbuf", "-oL", "-eL"});
+  // Line-buffered stdout: readiness is read from the output while the peer runs. stdbuf
+  // preloads a library, which an ASan-built peer (netdaq in the sanitizer pass) refuses
+  // unless told not to check the link order.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  full.insert(full.end(), {"env", std::string("ASAN_OPTIONS=") + (asan && *asan ? std::string(asan) + ":" : "") +
+                                      "verify_asan_link_order=0",
+                           "stdbuf", "-oL", "-eL"});
   full.insert(full.end(), argv.begin(), argv.end());
   command_ = join(full);
 
