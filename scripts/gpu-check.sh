@@ -14,6 +14,13 @@ if [ -d .carry/include ]; then
   export CPLUS_INCLUDE_PATH=$PWD/.carry/include${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}
   prefix=(-DCMAKE_PREFIX_PATH=$PWD/.carry -DCLI11_INCLUDE_DIR=$PWD/.carry/include)
 fi
+# libpcap (netdaq capture): `apt-get download libpcap0.8-dev libpcap0.8 libdbus-1-3`, each
+# `dpkg -x` into .carry/pcap-root, plus .carry/lib/pkgconfig/libpcap.pc with
+# prefix=${pcfiledir}/../../pcap-root/usr (libdir ${prefix}/lib/x86_64-linux-gnu).
+if [ -d .carry/pcap-root ]; then
+  export PKG_CONFIG_PATH=$PWD/.carry/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export LD_LIBRARY_PATH=$PWD/.carry/pcap-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/pcap-root/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/logs/gpu.txt"
 echo "== configure and build"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETDAQ_BUILD_BENCH=ON "${prefix[@]}" \
