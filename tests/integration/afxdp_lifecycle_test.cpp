@@ -93,10 +93,9 @@ TEST(AfxdpLifecycle, SigkillLeavesTheInterfaceWorkingAndTheNextStartReplacesTheS
   // The stale program has no socket to redirect to: traffic falls through to the kernel.
   EXPECT_EQ(lab.exec_in(lab.b().ns, {"ping", "-c", "2", "-i", "0.2", "-W", "2", lab.a().ip4}), 0);
   {
-    auto sink = lab.run_in(lab.a().ns, [&] { return std::make_unique<KernelReceiver>(lab.a().ip4, port); });
-    auto got = std::async(std::launch::async, [&] { return sink->receive(1000, 10s); });
+    UdpSink sink(lab, lab.a(), port);
     send_from_b(lab, port, 0, 1000);
-    EXPECT_TRUE(exactly_sequence(got.get(), 0, 1000, 300)) << "the flow's port with a stale program";
+    EXPECT_TRUE(exactly_sequence(sink.finish(1000, 10s), 0, 1000, 300)) << "the flow's port with a stale program";
   }
 
   // The next start replaces the stale program and receives.

@@ -2,14 +2,12 @@
 // veth, copy mode): netdaq's socket engine and afxdp engine as senders, kernel sockets as
 // independent receivers, exact counts and bytes, flow steering per NIC queue, non-matching
 // traffic (ping, other ports) reaching the kernel while netdaq runs.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <future>
 #include <thread>
 #include <memory>
@@ -120,16 +118,15 @@ TEST(AfxdpTraffic, AfxdpSenderToKernelSocketExact) {
   NetnsLab lab;
   const uint16_t port = 46101;
   const size_t n = 20000;
-  auto sink = lab.run_in(lab.a().ns, [&] { return std::make_unique<KernelReceiver>(lab.a().ip4, port); });
   ASSERT_EQ(lab.exec_in(lab.b().ns, {"ping", "-c", "1", "-W", "2", lab.a().ip4}), 0);  // fills the ARP table
   for (bool static_mac : {false, true}) {
     AfxdpIface ts{.dev = lab.b().veth, .tx_queue = 0, .destination = "udp://" + lab.a().ip4 + ":" + std::to_string(port),
                   .dst_mac = static_mac ? lab.mac(lab.a()) : "", .rate_pps = 100000};
     auto tx = lab.run_in(lab.b().ns, [&] { return std::make_unique<Session>(ts.build()); });
     const uint64_t first = static_mac ? n : 0;
-    auto got = std::async(std::launch::async, [&] { return sink->receive(n, 15s); });
+    UdpSink sink(lab, lab.a(), port);
     EXPECT_EQ(send_sequence(tx->tx_queue("x0"), first, n, 1400), n);
-    EXPECT_TRUE(exactly_sequence(got.get(), first, n, 1400)) << (static_mac ? "dst_mac" : "neighbour table");
+    EXPECT_TRUE(exactly_sequence(sink.finish(n, 15s), first, n, 1400)) << (static_mac ? "dst_mac" : "neighbour table");
     const QueueStats st = tx->tx_queue("x0").stats();
     EXPECT_EQ(st.packets, n) << describe(st);
     EXPECT_EQ(st.total_drops(), 0u) << describe(st);
@@ -148,8 +145,7 @@ TEST(AfxdpTraffic, FlowsSteeredToTheirQueuesRestToTheKernel) {
   const size_t n0 = 5000, n1 = 7000, n_wrong = 3000, n_other = 4000;
   AfxdpIface rs{.dev = lab.a().veth, .rx_queues = {0, 1}, .flows = {udp_flow(10, 0, p0), udp_flow(11, 1, p1)}};
   auto rx = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(rs.build()); });
-  auto k1 = lab.run_in(lab.a().ns, [&] { return std::make_unique<KernelReceiver>(lab.a().ip4, p1); });
-  auto k_other = lab.run_in(lab.a().ns, [&] { return std::make_unique<KernelReceiver>(lab.a().ip4, p_other); });
+  UdpSink k1(lab, lab.a(), p1), k_other(lab, lab.a(), p_other);
   const std::string mac_a = lab.mac(lab.a());
 
   auto send = [&](uint16_t queue, uint16_t port, uint64_t first, size_t n) {
@@ -160,16 +156,15 @@ TEST(AfxdpTraffic, FlowsSteeredToTheirQueuesRestToTheKernel) {
   };
   auto got0 = std::async(std::launch::async, [&] { return collect(rx->rx_queue("x0", 0), n0, 15s, 300ms); });
   auto got1 = std::async(std::launch::async, [&] { return collect(rx->rx_queue("x0", 1), n1, 15s, 300ms); });
-  auto wrong = std::async(std::launch::async, [&] { return k1->receive(n_wrong, 15s); });
-  auto other = std::async(std::launch::async, [&] { return k_other->receive(n_other, 15s); });
   send(0, p0, 0, n0);
   send(1, p1, 100000, n1);
   send(0, p1, 200000, n_wrong);  // flow 11's port on queue 0: not for queue 1's XSK
   send(1, p_other, 300000, n_other);
   EXPECT_TRUE(exactly_sequence(got0.get(), 0, n0, 600)) << "queue 0";
   EXPECT_TRUE(exactly_sequence(got1.get(), 100000, n1, 600)) << "queue 1";
-  EXPECT_TRUE(exactly_sequence(wrong.get(), 200000, n_wrong, 600)) << "wrong-queue packets reach the kernel";
-  EXPECT_TRUE(exactly_sequence(other.get(), 300000, n_other, 600)) << "unmatched port reaches the kernel";
+  EXPECT_TRUE(exactly_sequence(k1.finish(n_wrong, 15s), 200000, n_wrong, 600)) << "wrong-queue packets reach the kernel";
+  EXPECT_TRUE(exactly_sequence(k_other.finish(n_other, 15s), 300000, n_other, 600))
+      << "unmatched port reaches the kernel";
 
   const auto fs = rx->flow_stats();
   ASSERT_NE(find_flow(fs, 10), nullptr);
@@ -184,36 +179,12 @@ TEST(AfxdpTraffic, FlowsSteeredToTheirQueuesRestToTheKernel) {
   EXPECT_EQ(rx->rx_queue("x0", 0).stats().total_drops(), 0u);
 }
 
-// An 802.1Q-tagged IPv4/UDP frame (this kernel has no VLAN devices: frames are made here
-// and sent through an AF_PACKET socket, a real kernel path).
-Bytes vlan_udp_frame(const std::string& dst_mac, const std::string& src_mac, uint16_t vlan, const std::string& src_ip,
-                     const std::string& dst_ip, uint16_t port, const Bytes& payload) {
-  Bytes f(14 + 4 + 20 + 8 + payload.size());
-  auto* p = reinterpret_cast<uint8_t*>(f.data());
-  auto put16 = [](uint8_t* at, uint16_t v) { at[0] = uint8_t(v >> 8), at[1] = uint8_t(v); };
-  unsigned m[6];
-  std::sscanf(dst_mac.c_str(), "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]);
-  for (int i = 0; i < 6; ++i) p[i] = uint8_t(m[i]);
-  std::sscanf(src_mac.c_str(), "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]);
-  for (int i = 0; i < 6; ++i) p[6 + i] = uint8_t(m[i]);
-  put16(p + 12, 0x8100);
-  put16(p + 14, vlan);
-  put16(p + 16, 0x0800);
-  uint8_t* ip = p + 18;
-  ip[0] = 0x45;
-  put16(ip + 2, uint16_t(28 + payload.size()));
-  ip[8] = 64;
-  ip[9] = 17;
-  inet_pton(AF_INET, src_ip.c_str(), ip + 12);
-  inet_pton(AF_INET, dst_ip.c_str(), ip + 16);
-  uint32_t sum = 0;
-  for (int i = 0; i < 20; i += 2) sum += uint32_t(ip[i] << 8 | ip[i + 1]);
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  put16(ip + 10, uint16_t(~sum));
-  put16(ip + 20, port);
-  put16(ip + 22, port);
-  put16(ip + 24, uint16_t(8 + payload.size()));
-  std::memcpy(ip + 28, payload.data(), payload.size());
+// An 802.1Q-tagged IPv4/UDP frame: peers' udp_frame with a tag inserted after the MACs (this
+// kernel has no VLAN devices: frames are sent through an AF_PACKET socket, a real kernel path).
+Bytes vlan_udp_frame(const UdpFlow& flow, uint16_t vlan, const Bytes& payload) {
+  Bytes f = udp_frame(flow, 0, payload);
+  const std::byte tag[4] = {std::byte{0x81}, std::byte{0x00}, std::byte(vlan >> 8), std::byte(vlan & 0xff)};
+  f.insert(f.begin() + 12, tag, tag + 4);
   return f;
 }
 
@@ -240,7 +211,8 @@ TEST(AfxdpTraffic, Ipv6AndVlanFlows) {
   EXPECT_EQ(send_sequence(tx->tx_queue("if0"), 0, n, 500), n);
   EXPECT_TRUE(exactly_sequence(got.get(), 0, n, 500)) << "IPv6 flow";
 
-  const std::string mac_a = lab.mac(lab.a()), mac_b = lab.mac(lab.b());
+  const UdpFlow vlan_flow{.src_mac = lab.mac(lab.b()), .dst_mac = lab.mac(lab.a()), .src_ip = "10.198.1.2",
+                          .dst_ip = "10.198.1.1", .src_port = uint16_t(port + 1), .dst_port = uint16_t(port + 1)};
   auto tagged = std::async(std::launch::async, [&] { return collect(rx->rx_queue("x0"), n, 10s, 100ms); });
   const size_t sent = lab.run_in(lab.b().ns, [&] {
     const int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -249,7 +221,7 @@ TEST(AfxdpTraffic, Ipv6AndVlanFlows) {
     ll.sll_ifindex = static_cast<int>(if_nametoindex(lab.b().veth.c_str()));
     size_t ok = 0;
     for (size_t i = 0; i < n && fd >= 0; ++i) {
-      const Bytes f = vlan_udp_frame(mac_a, mac_b, 100, "10.198.1.2", "10.198.1.1", port + 1, make_payload(50000 + i, 500));
+      const Bytes f = vlan_udp_frame(vlan_flow, 100, make_payload(50000 + i, 500));
       ok += sendto(fd, f.data(), f.size(), 0, reinterpret_cast<sockaddr*>(&ll), sizeof ll) == ssize_t(f.size());
       if (i % 64 == 63) std::this_thread::sleep_for(1ms);  // paced: ~64 frames per ms
     }

@@ -1,8 +1,5 @@
 #include "afxdp_util.h"
 
-#include <poll.h>
-#include <sys/socket.h>
-
 #include <algorithm>
 
 namespace ndqtest {
@@ -54,33 +51,6 @@ Config AfxdpIface::build() const {
   }
   c.interfaces.push_back(i);
   return c;
-}
-
-KernelReceiver::KernelReceiver(const std::string& host, uint16_t port) : sock_(Socket::udp_bound(host, port)) {
-  const int size = 16 << 20;
-  setsockopt(sock_.fd(), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size);
-}
-
-std::vector<Bytes> KernelReceiver::receive(size_t count, std::chrono::milliseconds timeout,
-                                           std::chrono::milliseconds settle) {
-  std::vector<Bytes> got;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool settling = false;
-  Bytes buf(65536);
-  while (true) {
-    const auto now = std::chrono::steady_clock::now();
-    if (!settling && got.size() >= count) {
-      settling = true;
-      deadline = now + settle;
-    }
-    if (now >= deadline) break;
-    pollfd p{sock_.fd(), POLLIN, 0};
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-    if (poll(&p, 1, static_cast<int>(std::max<long>(1, left))) <= 0) continue;
-    const ssize_t n = recv(sock_.fd(), buf.data(), buf.size(), MSG_DONTWAIT);
-    if (n >= 0) got.emplace_back(buf.begin(), buf.begin() + n);
-  }
-  return got;
 }
 
 size_t send_sequence(TxQueue& q, uint64_t first, size_t count, size_t size) {

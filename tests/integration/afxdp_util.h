@@ -1,5 +1,5 @@
 // Shared pieces of the afxdp integration tests: configs for afxdp receivers and senders in
-// a netns lab, and a kernel UDP socket as an independent receiver.
+// a netns lab, sequences of payloads sent and checked.
 #pragma once
 
 #include <optional>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "netns_lab.h"
+#include "peers.h"
 #include "test_util.h"
 
 namespace ndqtest {
@@ -36,18 +37,6 @@ struct AfxdpIface {
   uint32_t ring_depth = 16;
   netdaq::AfxdpOptions afxdp = {};
   netdaq::Config build() const;
-};
-
-// A kernel UDP socket bound to host:port with a large receive buffer.
-class KernelReceiver {
- public:
-  KernelReceiver(const std::string& host, uint16_t port);
-  // Receives until count datagrams or timeout (then `settle` more for extras).
-  std::vector<Bytes> receive(size_t count, std::chrono::milliseconds timeout,
-                             std::chrono::milliseconds settle = 50ms);
-
- private:
-  Socket sock_;
 };
 
 // Sends count payloads (make_payload(first + i, size)) through a TX queue; returns the number sent.

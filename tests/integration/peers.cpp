@@ -196,6 +196,49 @@ std::string describe(const PeerReport& r) {
   return s.str();
 }
 
+// ---- UdpSink ----
+UdpSink::UdpSink(NetnsLab& lab, const NetnsLab::Side& side, uint16_t port) {
+  sock_ = lab.run_in(side.ns, [&] { return Socket::udp_bound(side.ip4, port); });
+  if (sock_.fd() < 0) throw std::runtime_error("cannot bind " + side.ip4 + ":" + std::to_string(port));
+  // Room for everything a test sends even if this thread falls behind (as root, past rmem_max).
+  const int big = 256 << 20;
+  setsockopt(sock_.fd(), SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);
+  const timeval tv{0, 20'000};  // recv returns every 20 ms so the thread sees stop_
+  setsockopt(sock_.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  thread_ = std::thread([this] { loop(); });
+}
+
+UdpSink::~UdpSink() { stop(); }
+
+std::vector<Bytes> UdpSink::finish(size_t count, std::chrono::milliseconds timeout, std::chrono::milliseconds settle) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (received() < count && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(settle);
+  stop();
+  return std::move(got_);
+}
+
+size_t UdpSink::received() {
+  std::lock_guard<std::mutex> l(mu_);
+  return got_.size();
+}
+
+void UdpSink::loop() {
+  Bytes buf(65536);
+  while (!stop_.load()) {
+    const ssize_t n = ::recv(sock_.fd(), buf.data(), buf.size(), 0);
+    if (n < 0) continue;  // timeout (EAGAIN) or EINTR
+    std::lock_guard<std::mutex> l(mu_);
+    got_.emplace_back(buf.begin(), buf.begin() + n);
+  }
+}
+
+void UdpSink::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
 // ---- PeerProcess ----
 PeerProcess::PeerProcess(const std::string& ns, const std::vector<std::string>& argv) {
   std::vector<std::string> full;

@@ -16,11 +16,14 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "netns_lab.h"
@@ -148,6 +151,31 @@ struct TcpreplayOptions {
 // packets = tcpreplay's "Actual: N packets", dropped = its "Failed packets", seconds = its
 // own send time ("sent in S seconds").
 PeerReport tcpreplay(const TcpreplayOptions& o);
+
+// A kernel UDP socket bound to side.ip4:port in a lab namespace (a receive buffer past
+// rmem_max, as root), read by its own thread into memory: an independent receiver.
+class UdpSink {
+ public:
+  UdpSink(NetnsLab& lab, const NetnsLab::Side& side, uint16_t port);
+  ~UdpSink();
+  UdpSink(const UdpSink&) = delete;
+  UdpSink& operator=(const UdpSink&) = delete;
+  // Waits until `count` datagrams arrived or `timeout` passed, then `settle` more for
+  // extras; stops reading and returns them in arrival order.
+  std::vector<Bytes> finish(size_t count, std::chrono::milliseconds timeout,
+                            std::chrono::milliseconds settle = std::chrono::milliseconds(100));
+
+ private:
+  size_t received();
+  void loop();
+  void stop();
+
+  Socket sock_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<Bytes> got_;
+};
 
 // ---- pcap files ----
 // One Ethernet/IPv4/UDP frame of flow carrying payload: IPv4 header checksum computed, UDP

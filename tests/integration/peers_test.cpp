@@ -26,57 +26,6 @@ namespace {
 
 constexpr uint16_t kPort = 9001;  // a fresh namespace: every port is free
 
-// A kernel UDP socket bound in a lab namespace, read by its own thread into memory.
-class UdpSink {
- public:
-  UdpSink(NetnsLab& lab, const NetnsLab::Side& side, uint16_t port) {
-    sock_ = lab.run_in(side.ns, [&] { return Socket::udp_bound(side.ip4, port); });
-    if (sock_.fd() < 0) throw std::runtime_error("cannot bind " + side.ip4 + ":" + std::to_string(port));
-    // Room for everything a test sends even if this thread falls behind (as root, past rmem_max).
-    const int big = 256 << 20;
-    setsockopt(sock_.fd(), SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);
-    const timeval tv{0, 20'000};  // recv returns every 20 ms so the thread sees stop_
-    setsockopt(sock_.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    thread_ = std::thread([this] { loop(); });
-  }
-  ~UdpSink() { stop(); }
-
-  // Waits until `count` datagrams arrived or `timeout` passed, then `settle` more for
-  // extras; stops reading and returns them in arrival order.
-  std::vector<Bytes> finish(size_t count, std::chrono::milliseconds timeout, std::chrono::milliseconds settle = 100ms) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (received() < count && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
-    std::this_thread::sleep_for(settle);
-    stop();
-    return std::move(got_);
-  }
-
- private:
-  size_t received() {
-    std::lock_guard<std::mutex> l(mu_);
-    return got_.size();
-  }
-  void loop() {
-    Bytes buf(65536);
-    while (!stop_.load()) {
-      const ssize_t n = ::recv(sock_.fd(), buf.data(), buf.size(), 0);
-      if (n < 0) continue;  // timeout (EAGAIN) or EINTR
-      std::lock_guard<std::mutex> l(mu_);
-      got_.emplace_back(buf.begin(), buf.begin() + n);
-    }
-  }
-  void stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-
-  Socket sock_;
-  std::thread thread_;
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::vector<Bytes> got_;
-};
-
 // The kernel's UDP receive counters of a namespace (/proc/net/snmp read inside it).
 struct UdpCounters {
   uint64_t in_datagrams = 0;   // delivered to a socket

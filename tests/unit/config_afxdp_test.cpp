@@ -16,6 +16,7 @@ namespace netdaq {
 namespace {
 
 using test::expect_issue;
+using test::expect_only;
 using test::find_issue;
 using test::parse_issues;
 
@@ -41,13 +42,6 @@ class ConfigAfxdp : public ::testing::Test {
     i.tx.destination = "udp://10.0.0.1:5000";
     c.interfaces.push_back(i);
     return c;
-  }
-
-  static void expect_only(const Config& c, const std::string& key, const std::string& value,
-                          const std::string& message_part) {
-    const auto issues = c.validate();
-    ASSERT_EQ(issues.size(), 1u) << (issues.empty() ? "no issues" : issues[0].to_string());
-    expect_issue(issues, "<c++>", 0, 0, key, value, message_part);
   }
 
   InterfaceConfig& iface() { return cfg.interfaces[0]; }

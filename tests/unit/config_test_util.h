@@ -63,4 +63,13 @@ inline void expect_issue(const std::vector<ConfigIssue>& issues, const std::stri
   EXPECT_NE(i->message.find(message_part), std::string::npos) << key << ": " << i->message;
 }
 
+// The only issue of a config built in C++ (no file location), which must be about `key`
+// with `value` and say `message_part`.
+inline void expect_only(const Config& c, const std::string& key, const std::string& value,
+                        const std::string& message_part) {
+  const auto issues = c.validate();
+  ASSERT_EQ(issues.size(), 1u) << (issues.empty() ? "no issues" : issues[0].to_string());
+  expect_issue(issues, "<c++>", 0, 0, key, value, message_part);
+}
+
 }  // namespace netdaq::test

@@ -13,6 +13,7 @@ namespace {
 
 using test::config_data;
 using test::expect_issue;
+using test::expect_only;
 
 class ConfigValidate : public ::testing::Test {
  protected:
@@ -30,14 +31,6 @@ class ConfigValidate : public ::testing::Test {
     i.tx.destination = "udp://127.0.0.1:6000";
     c.interfaces.push_back(i);
     return c;
-  }
-
-  // The only issue of `c`, which must be about `key` and say `message_part`.
-  static void expect_only(const Config& c, const std::string& key, const std::string& value,
-                          const std::string& message_part) {
-    const auto issues = c.validate();
-    ASSERT_EQ(issues.size(), 1u) << (issues.empty() ? "no issues" : issues[0].to_string());
-    expect_issue(issues, "<c++>", 0, 0, key, value, message_part);
   }
 
   InterfaceConfig& eth0() { return cfg.interfaces[0]; }

@@ -100,10 +100,4 @@ std::optional<Mac> parse_mac(const std::string& text) {
   return m;
 }
 
-std::string to_string(const Mac& m) {
-  char buf[18];
-  std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-  return buf;
-}
-
 }  // namespace netdaq::detail::afxdp

@@ -29,6 +29,5 @@ std::optional<uint32_t> interface_ipv4(const std::string& name);
 std::optional<Mac> neighbour_mac(const std::string& ifname, uint32_t ipv4);
 
 std::optional<Mac> parse_mac(const std::string& text);
-std::string to_string(const Mac& mac);
 
 }  // namespace netdaq::detail::afxdp

@@ -86,7 +86,7 @@ class AfxdpRx final : public RxPort {
                          {"xsk_rx_ring_full", x.rx_ring_full},
                          {"xsk_fill_ring_empty", x.rx_fill_ring_empty_descs},
                          {"xsk_rx_invalid_descs", x.rx_invalid_descs},
-                         {"flow_wrong_queue", program_.wrong_queue(q_.queue->id)},
+                         {"flow_wrong_queue", seen_wrong_queue_.load(std::memory_order_relaxed)},  // read by refresh
                          {"wakeups", wakeups_.load(std::memory_order_relaxed)}};
   }
 

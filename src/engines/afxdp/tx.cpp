@@ -4,6 +4,7 @@
 // TX ring accepts fewer packets (counted in tx_ring_full; the caller retries), never blocks.
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -36,7 +37,7 @@ class AfxdpTx final : public TxPort {
   uint32_t transmit(Packet* pkts, uint32_t n) noexcept override {
     reclaim();
     xsk_ring_prod* tx = xsk_->tx();
-    const uint32_t m = xsk_prod_nb_free(tx, n) < n ? xsk_prod_nb_free(tx, n) : n;
+    const uint32_t m = std::min(xsk_prod_nb_free(tx, n), n);
     if (m < n) ring_full_.fetch_add(n - m, std::memory_order_relaxed);
     if (m == 0) {
       kick();
