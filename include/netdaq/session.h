@@ -69,6 +69,11 @@ class Session {
   std::vector<QueueStats> stats() const;
   // Per-flow counters of engines that classify packets (afxdp); empty for the others.
   std::vector<FlowStats> flow_stats() const;
+  // Steers a flow at run time / stops steering it (dpdk: rte_flow rules). Throws Error:
+  // unsupported by the interface's engine or PMD (the message names the rule and driver),
+  // not_found for an unknown interface or flow id, invalid_config for a bad flow.
+  void add_flow(std::string_view interface, const FlowConfig& flow);
+  void remove_flow(std::string_view interface, uint32_t id);
   void stop() noexcept;  // stops workers and engines; idempotent
   const Config& config() const noexcept;
 

@@ -70,6 +70,15 @@ const char* to_string(XskMode m) noexcept {
   return "?";
 }
 
+const char* to_string(DpdkLoopback l) noexcept {
+  switch (l) {
+    case DpdkLoopback::none: return "none";
+    case DpdkLoopback::software: return "software";
+    case DpdkLoopback::hardware: return "hardware";
+  }
+  return "?";
+}
+
 const char* to_string(DropReason r) noexcept {
   switch (r) {
     case DropReason::ring_full: return "ring_full";

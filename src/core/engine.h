@@ -72,13 +72,19 @@ class Engine {
   virtual ~Engine() = default;
   virtual std::unique_ptr<RxPort> open_rx(const QueueResources& q) = 0;  // throws Error
   virtual std::unique_ptr<TxPort> open_tx(const QueueResources& q) = 0;
+  // Called once every queue of the interface is open, before workers start (e.g. to start
+  // a device whose queues must all be set up first). Throws Error.
+  virtual void start() {}
   // Called before the ports are destroyed: unblock anything that waits.
   virtual void stop() noexcept {}
+  // Runtime flow steering (engines that program the NIC). Throw Error(unsupported) by default.
+  virtual void add_flow(const FlowConfig& flow);
+  virtual void remove_flow(uint32_t id);
   // Counters of the interface's flows (engines that classify packets).
   virtual std::vector<FlowStats> flow_stats() const { return {}; }
 };
 
-using EngineFactory = std::unique_ptr<Engine> (*)(const InterfaceConfig& iface);
+using EngineFactory = std::unique_ptr<Engine> (*)(const Config& config, const InterfaceConfig& iface);
 
 void register_engine(const std::string& name, EngineFactory factory);
 EngineFactory find_engine(const std::string& name);  // nullptr if not built in

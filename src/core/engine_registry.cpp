@@ -23,6 +23,13 @@ Registry& registry() {
 }
 }  // namespace
 
+void Engine::add_flow(const FlowConfig& flow) {
+  throw Error(Errc::unsupported, "flow " + std::to_string(flow.id) + ": this engine cannot add flows at run time");
+}
+void Engine::remove_flow(uint32_t id) {
+  throw Error(Errc::unsupported, "flow " + std::to_string(id) + ": this engine cannot remove flows at run time");
+}
+
 void register_engine(const std::string& name, EngineFactory factory) {
   auto& r = storage();
   std::lock_guard lock(r.mu);

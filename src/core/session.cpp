@@ -43,6 +43,8 @@ struct Session::Impl {
   std::vector<detail::RxQueueImpl*> rx_impls;
   bool stopped = false;
 
+  detail::Engine& engine_of(std::string_view interface);  // throws Error(not_found)
+
   detail::QueueResources resources(const InterfaceConfig& iface, const QueueConfig& q, bool is_rx) {
     detail::QueueResources r;
     r.config = &config;
@@ -77,7 +79,7 @@ Session::Session(Config config) : impl_(std::make_unique<Impl>()) {
         throw Error(Errc::unsupported, "interface '" + iface.name + "': engine '" + iface.engine +
                                            "' is not built into this netdaq (built in: " + built + ")");
       }
-      im.engines.push_back(factory(iface));
+      im.engines.push_back(factory(im.config, iface));
       auto& engine = *im.engines.back();
       for (const auto& q : iface.rx.queues) {
         auto res = im.resources(iface, q, true);
@@ -91,6 +93,7 @@ Session::Session(Config config) : impl_(std::make_unique<Impl>()) {
         auto port = engine.open_tx(res);
         im.tx.push_back(std::make_unique<TxQueue>(std::make_unique<detail::TxQueueImpl>(res, std::move(port))));
       }
+      engine.start();
     }
     for (auto* q : im.rx_impls) q->start();
   } catch (...) {
@@ -152,6 +155,15 @@ std::vector<FlowStats> Session::flow_stats() const {
   }
   return v;
 }
+
+detail::Engine& Session::Impl::engine_of(std::string_view interface) {
+  for (size_t i = 0; i < config.interfaces.size() && i < engines.size(); ++i)
+    if (config.interfaces[i].name == interface) return *engines[i];
+  throw Error(Errc::not_found, "no interface '" + std::string(interface) + "'");
+}
+
+void Session::add_flow(std::string_view interface, const FlowConfig& flow) { impl_->engine_of(interface).add_flow(flow); }
+void Session::remove_flow(std::string_view interface, uint32_t id) { impl_->engine_of(interface).remove_flow(id); }
 
 const Config& Session::config() const noexcept { return impl_->config; }
 

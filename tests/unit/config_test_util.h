@@ -21,7 +21,7 @@ inline std::string config_data(const std::string& name) {
 // only engines built into the binary. Never used to open queues.
 inline void ensure_engine(const std::string& name) {
   if (detail::find_engine(name)) return;
-  detail::register_engine(name, [](const InterfaceConfig&) -> std::unique_ptr<detail::Engine> {
+  detail::register_engine(name, [](const Config&, const InterfaceConfig&) -> std::unique_ptr<detail::Engine> {
     throw Error(Errc::unsupported, "config tests' stand-in engine");
   });
 }

@@ -78,7 +78,7 @@ class CounterEngine final : public Engine {
 };
 
 const bool registered = [] {
-  register_engine("counter_test", [](const InterfaceConfig&) -> std::unique_ptr<Engine> {
+  register_engine("counter_test", [](const Config&, const InterfaceConfig&) -> std::unique_ptr<Engine> {
     return std::make_unique<CounterEngine>();
   });
   return true;

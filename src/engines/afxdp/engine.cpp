@@ -95,7 +95,7 @@ class AfxdpEngine final : public Engine {
 }  // namespace afxdp
 
 void register_afxdp_engine() {
-  register_engine("afxdp", [](const InterfaceConfig& iface) -> std::unique_ptr<Engine> {
+  register_engine("afxdp", [](const Config&, const InterfaceConfig& iface) -> std::unique_ptr<Engine> {
     return std::make_unique<afxdp::AfxdpEngine>(iface);
   });
 }
