@@ -90,14 +90,4 @@ std::optional<Mac> neighbour_mac(const std::string& ifname, uint32_t ipv4) {
   return std::nullopt;
 }
 
-std::optional<Mac> parse_mac(const std::string& text) {
-  Mac m{};
-  unsigned v[6];
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
-    return std::nullopt;
-  for (int i = 0; i < 6; ++i) m[i] = static_cast<uint8_t>(v[i]);
-  return m;
-}
-
 }  // namespace netdaq::detail::afxdp

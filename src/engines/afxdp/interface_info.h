@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-namespace netdaq::detail::afxdp {
+#include "net/frame_headers.h"
 
-using Mac = std::array<uint8_t, 6>;
+namespace netdaq::detail::afxdp {
 
 struct NetdevInfo {
   std::string name;
@@ -27,7 +27,5 @@ NetdevInfo netdev_info(const std::string& name, const std::string& context);
 std::optional<uint32_t> interface_ipv4(const std::string& name);
 // The kernel's ARP entry for an IPv4 address on the interface (complete entries only).
 std::optional<Mac> neighbour_mac(const std::string& ifname, uint32_t ipv4);
-
-std::optional<Mac> parse_mac(const std::string& text);
 
 }  // namespace netdaq::detail::afxdp

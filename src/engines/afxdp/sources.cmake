@@ -21,7 +21,6 @@ list(APPEND NETDAQ_ENGINE_SOURCES
   engines/afxdp/xdp_program.cpp
   engines/afxdp/umem.cpp
   engines/afxdp/xsk_socket.cpp
-  engines/afxdp/frame_headers.cpp
   engines/afxdp/tx_headers.cpp
   engines/afxdp/rx.cpp
   engines/afxdp/tx.cpp

@@ -5,7 +5,8 @@
 
 #include <string>
 
-#include "engines/afxdp/frame_headers.h"
+#include "engines/afxdp/interface_info.h"
+#include "net/frame_headers.h"
 #include "netdaq/config.h"
 
 namespace netdaq::detail::afxdp {

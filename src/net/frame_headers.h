@@ -1,19 +1,29 @@
-// Ethernet/IP/UDP headers: finding the UDP payload of a received frame, and writing the
-// headers of a frame to send (IPv4, fixed addresses and ports, per-packet lengths).
+// Ethernet/IP/UDP headers, shared by the engines that see whole frames (afxdp, dpdk):
+// finding the UDP payload (and the fields flows match on) of a received frame, and writing
+// the headers of a frame to send (IPv4, fixed addresses and ports, per-packet lengths).
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 
-#include "engines/afxdp/interface_info.h"
+namespace netdaq::detail {
 
-namespace netdaq::detail::afxdp {
+using Mac = std::array<uint8_t, 6>;
+std::optional<Mac> parse_mac(const std::string& text);  // "xx:xx:xx:xx:xx:xx"
 
 struct UdpPayload {
   uint32_t offset = 0;  // bytes of headers before the payload
   uint32_t size = 0;    // UDP payload bytes (from the UDP length, not the frame length)
   bool ok = false;      // an Ethernet [802.1Q] IPv4/IPv6 UDP frame that holds its payload
+  // Fields flows match on (valid when ok).
+  bool ipv6 = false;
+  int32_t vlan = -1;         // VLAN id of the (outer) tag; -1 untagged
+  uint16_t src_port = 0, dst_port = 0;
+  const std::byte* src_ip = nullptr;  // 4 or 16 bytes in the frame, network order
+  const std::byte* dst_ip = nullptr;
 };
 
 // Never reads past len; rejects truncated headers and UDP lengths beyond the frame.
@@ -33,4 +43,4 @@ class Ipv4UdpHeaders {
   uint32_t partial_sum_ = 0;  // IPv4 header sum without the total length
 };
 
-}  // namespace netdaq::detail::afxdp
+}  // namespace netdaq::detail

@@ -1,6 +1,6 @@
-// The afxdp engine's header code: finding the UDP payload of any received frame without
+// Frame header code shared by afxdp and dpdk: finding the UDP payload of any received frame without
 // reading past its end, and the IPv4/UDP headers it writes for sending.
-#include "engines/afxdp/frame_headers.h"
+#include "net/frame_headers.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-using namespace netdaq::detail::afxdp;
+using namespace netdaq::detail;
 
 namespace {
 

@@ -1,10 +1,11 @@
-#include "engines/afxdp/frame_headers.h"
+#include "net/frame_headers.h"
 
 #include <arpa/inet.h>
 
+#include <cstdio>
 #include <cstring>
 
-namespace netdaq::detail::afxdp {
+namespace netdaq::detail {
 
 namespace {
 
@@ -34,6 +35,7 @@ UdpPayload find_udp_payload(const std::byte* frame, uint32_t len) noexcept {
   uint16_t type = load16(frame + 12);
   if (type == kVlan || type == kQinQ) {
     if (len < off + 4) return r;
+    r.vlan = load16(frame + off) & 0x0fff;
     type = load16(frame + off + 2);
     off += 4;
   }
@@ -43,9 +45,14 @@ UdpPayload find_udp_payload(const std::byte* frame, uint32_t len) noexcept {
     const uint32_t ihl = (vihl & 0x0f) * 4u;
     if ((vihl >> 4) != 4 || ihl < 20 || static_cast<uint8_t>(frame[off + 9]) != kUdp) return r;
     if (load16(frame + off + 6) & 0x3fff) return r;  // a fragment
+    r.src_ip = frame + off + 12;
+    r.dst_ip = frame + off + 16;
     off += ihl;
   } else if (type == kIpv6) {
     if (len < off + 40 || static_cast<uint8_t>(frame[off + 6]) != kUdp) return r;
+    r.ipv6 = true;
+    r.src_ip = frame + off + 8;
+    r.dst_ip = frame + off + 24;
     off += 40;
   } else {
     return r;
@@ -53,10 +60,22 @@ UdpPayload find_udp_payload(const std::byte* frame, uint32_t len) noexcept {
   if (len < off + 8) return r;
   const uint32_t udp_len = load16(frame + off + 4);
   if (udp_len < 8 || off + udp_len > len) return r;
+  r.src_port = load16(frame + off);
+  r.dst_port = load16(frame + off + 2);
   r.offset = off + 8;
   r.size = udp_len - 8;
   r.ok = true;
   return r;
+}
+
+std::optional<Mac> parse_mac(const std::string& text) {
+  Mac m{};
+  unsigned v[6];
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
+    return std::nullopt;
+  for (int i = 0; i < 6; ++i) m[i] = static_cast<uint8_t>(v[i]);
+  return m;
 }
 
 Ipv4UdpHeaders::Ipv4UdpHeaders(const Mac& src_mac, const Mac& dst_mac, uint32_t src_ip, uint32_t dst_ip,
@@ -86,4 +105,4 @@ void Ipv4UdpHeaders::write(std::byte* frame, uint16_t payload_size) const noexce
   store16(frame + 14 + 20 + 4, static_cast<uint16_t>(8 + payload_size));
 }
 
-}  // namespace netdaq::detail::afxdp
+}  // namespace netdaq::detail
