@@ -132,7 +132,7 @@ struct TxConfig {
 
 enum class Protocol : uint8_t { udp, tcp };
 
-// Options of the socket engine (ignored by dpdk and rdma; on an afxdp interface, options that
+// Options of the socket engine (ignored by rdma; on an afxdp or dpdk interface, options that
 // differ from these defaults are a validation error).
 struct SocketOptions {
   bool gro = true;                // UDP GRO on receive when the kernel has it

@@ -52,6 +52,7 @@ std::vector<ConfigIssue> Config::validate() const {
   detail::Checker c(*this);
   detail::check_regions(c);
   detail::check_interfaces(c);
+  detail::check_eal(c);
   detail::check_pool_budgets(c);
   detail::check_run_and_log(c);
   return c.take();

@@ -17,34 +17,6 @@ constexpr const char* kNetdevForm =
     "a netdev name (e.g. eth1): 1..15 characters, not '.' or '..', without '/', ':' or spaces";
 constexpr const char* kDestinationForm = "udp://IP:PORT (IPv6: udp://[fd00::1]:PORT)";
 
-struct IpLiteral {
-  int family = AF_INET;
-  unsigned char bytes[16] = {};
-};
-
-std::optional<IpLiteral> parse_ip(const std::string& text) {
-  IpLiteral ip;
-  if (inet_pton(AF_INET, text.c_str(), ip.bytes) == 1) return ip;
-  ip.family = AF_INET6;
-  if (inet_pton(AF_INET6, text.c_str(), ip.bytes) == 1) return ip;
-  return std::nullopt;
-}
-
-const char* family_name(int family) { return family == AF_INET ? "IPv4" : "IPv6"; }
-
-// What keeps `ip` from addressing one host ("" when nothing does): the engine builds one
-// Ethernet frame for one neighbour.
-std::string not_unicast(const IpLiteral& ip) {
-  const size_t n = ip.family == AF_INET ? 4 : 16;
-  const auto all = [&](unsigned char b) {
-    return std::all_of(ip.bytes, ip.bytes + n, [&](unsigned char x) { return x == b; });
-  };
-  if (all(0)) return "the unspecified address";
-  if (ip.family == AF_INET ? (ip.bytes[0] & 0xf0) == 0xe0 : ip.bytes[0] == 0xff) return "a multicast group";
-  if (ip.family == AF_INET && all(0xff)) return "the broadcast address";
-  return {};
-}
-
 // The kernel's dev_valid_name(), so a bad name fails here and not when the session opens.
 bool is_netdev_name(const std::string& name) {
   if (name.empty() || name.size() > kMaxNetdevName || name == "." || name == "..") return false;
@@ -170,16 +142,6 @@ std::optional<IpLiteral> check_destination(Checker& c, const InterfaceConfig& if
             "must be a unicast address; " + ep->host + " is " + why + " (the afxdp engine sends to one host)");
   if (ep->port == 0) c.error(key, url, "must have a port 1..65535 (the UDP destination port)");
   return ip;
-}
-
-bool is_hex(char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) != 0; }
-
-// "02:00:00:00:00:01": six hex bytes separated by ':'.
-bool is_mac(const std::string& s) {
-  if (s.size() != 17) return false;
-  for (size_t i = 0; i < s.size(); ++i)
-    if (i % 3 == 2 ? s[i] != ':' : !is_hex(s[i])) return false;
-  return true;
 }
 
 void check_tx_headers(Checker& c, const InterfaceConfig& iface, const std::string& path) {

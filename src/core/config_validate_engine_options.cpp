@@ -1,4 +1,4 @@
-// Options written for an engine the interface does not use. The engine would ignore them, so
+// Options written for an engine the interface does not use (socket:, afxdp:, dpdk:). The engine would ignore them, so
 // they are reported instead (like a gpu index on a host region): usually the engine or the
 // options block is wrong. Only options that differ from their defaults count.
 #include <algorithm>
@@ -58,6 +58,25 @@ std::vector<SetOption> set_afxdp_options(const AfxdpOptions& a) {
   return out;
 }
 
+std::vector<SetOption> set_dpdk_options(const DpdkOptions& o) {
+  const DpdkOptions d;
+  const auto num = [](auto v) { return std::to_string(v); };
+  const auto same = [](const std::string& v) { return v; };
+  std::vector<SetOption> out;
+  add_if_set(out, "rx_desc", o.rx_desc, d.rx_desc, num);
+  add_if_set(out, "tx_desc", o.tx_desc, d.tx_desc, num);
+  add_if_set(out, "mtu", o.mtu, d.mtu, num);
+  add_if_set(out, "promiscuous", o.promiscuous, d.promiscuous, text);
+  add_if_set(out, "isolate", o.isolate, d.isolate, text);
+  add_if_set(out, "loopback", o.loopback, d.loopback, [](DpdkLoopback v) { return std::string(to_string(v)); });
+  add_if_set(out, "tx_checksum_offload", o.tx_checksum_offload, d.tx_checksum_offload, text);
+  add_if_set(out, "mempool_cache", o.mempool_cache, d.mempool_cache, num);
+  add_if_set(out, "dst_mac", o.dst_mac, d.dst_mac, same);
+  add_if_set(out, "src_ip", o.src_ip, d.src_ip, same);
+  add_if_set(out, "src_port", o.src_port, d.src_port, num);
+  return out;
+}
+
 void report(Checker& c, const std::vector<SetOption>& options, const std::string& block_path, const char* owner,
             const InterfaceConfig& iface, const std::string& hint) {
   for (const auto& o : options)
@@ -73,11 +92,12 @@ void check_other_engine_options(Checker& c, const InterfaceConfig& iface, const 
   const bool known = std::find(kEngineNames.begin(), kEngineNames.end(), iface.engine) != kEngineNames.end();
   if (!known) return;
   if (iface.engine != "afxdp") report(c, set_afxdp_options(iface.afxdp), path + ".afxdp", "afxdp", iface, "");
-  // Socket options stay ignored by dpdk and rdma. On afxdp a socket option (busy_poll_us, say)
-  // is most likely meant as one of its own.
-  if (iface.engine == "afxdp")
+  if (iface.engine != "dpdk") report(c, set_dpdk_options(iface.dpdk), path + ".dpdk", "dpdk", iface, "");
+  // Socket options stay ignored by rdma. On afxdp or dpdk a socket option (busy_poll_us, say)
+  // is most likely meant as one of the engine's own.
+  if (iface.engine == "afxdp" || iface.engine == "dpdk")
     report(c, set_socket_options(iface.socket), path + ".socket", "socket", iface,
-           " (the afxdp engine's options are under afxdp:)");
+           " (the " + iface.engine + " engine's options are under " + iface.engine + ":)");
 }
 
 }  // namespace netdaq::detail

@@ -59,6 +59,7 @@ void check_interfaces(Checker& c) {
     check_reorder(c, iface, path);
     if (iface.engine == "socket") check_socket_engine(c, iface, path);
     if (iface.engine == "afxdp") check_afxdp_engine(c, iface, path);
+    if (iface.engine == "dpdk") check_dpdk_engine(c, iface, path);
     check_other_engine_options(c, iface, path);
   }
 }

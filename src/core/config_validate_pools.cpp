@@ -16,20 +16,31 @@ std::string describe(const PoolUser& u) {
   s += " x batch_size " + std::to_string(q.batch_size);
   if (u.gpu_buffers)
     s += " + " + std::to_string(u.gpu_buffers) + " held by the GPU (bursts_in_flight x (batch_size + job_packets))";
-  if (u.engine_buffers)
-    s += " + " + std::to_string(u.engine_buffers) +
-         (u.rx ? " in the kernel (afxdp.fill_ring)" : " in flight (afxdp.tx_ring)");
+  if (u.engine_buffers) {
+    const bool dpdk = u.iface->engine == "dpdk";
+    s += " + " + std::to_string(u.engine_buffers);
+    if (dpdk)
+      s += u.rx ? " in the NIC's ring and the mempool cache (dpdk.rx_desc " + std::to_string(u.iface->dpdk.rx_desc) +
+                      " + dpdk.mempool_cache " + std::to_string(u.iface->dpdk.mempool_cache) + ")"
+                : std::string(" in flight (dpdk.tx_desc)");
+    else
+      s += u.rx ? " in the kernel (afxdp.fill_ring)" : " in flight (afxdp.tx_ring)";
+  }
   return s + " = " + std::to_string(u.buffers) + ")";
 }
 
 // What to lower besides num_bufs to raise: the knobs the users' numbers come from.
 std::string knobs(const PoolBudget& b) {
-  bool fill = false, tx = false;
+  bool fill = false, tx = false, rx_desc = false, tx_desc = false;
   for (const auto& u : b.users) {
-    fill = fill || (u.rx && u.engine_buffers);
-    tx = tx || (!u.rx && u.engine_buffers);
+    const bool dpdk = u.iface->engine == "dpdk";
+    fill = fill || (u.rx && u.engine_buffers && !dpdk);
+    tx = tx || (!u.rx && u.engine_buffers && !dpdk);
+    rx_desc = rx_desc || (u.rx && u.engine_buffers && dpdk);
+    tx_desc = tx_desc || (!u.rx && u.engine_buffers && dpdk);
   }
-  return std::string("ring_depth / batch_size") + (fill ? " / afxdp.fill_ring" : "") + (tx ? " / afxdp.tx_ring" : "");
+  return std::string("ring_depth / batch_size") + (fill ? " / afxdp.fill_ring" : "") + (tx ? " / afxdp.tx_ring" : "") +
+         (rx_desc ? " / dpdk.rx_desc / dpdk.mempool_cache" : "") + (tx_desc ? " / dpdk.tx_desc" : "");
 }
 
 }  // namespace

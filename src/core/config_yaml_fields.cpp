@@ -11,6 +11,7 @@ static_assert(static_cast<size_t>(LaunchMode::persistent) + 1 == kLaunchModeName
 static_assert(static_cast<size_t>(Staging::direct) + 1 == kStagingNames.size());
 static_assert(static_cast<size_t>(XdpAttach::generic) + 1 == kXdpAttachNames.size());
 static_assert(static_cast<size_t>(XskMode::copy) + 1 == kXskModeNames.size());
+static_assert(static_cast<size_t>(DpdkLoopback::hardware) + 1 == kDpdkLoopbackNames.size());
 
 using Node = YAML::Node;
 using Path = std::string;
@@ -60,6 +61,10 @@ void read_flow(YamlReader& r, const Node& n, const Path& path, FlowConfig& f) {
   r.map(n, path, {
       {"id", [&](const Node& v, const Path& p) { r.integer(v, p, f.id); }},
       {"queue", [&](const Node& v, const Path& p) { r.integer(v, p, f.queue); }},
+      {"queues",
+       [&](const Node& v, const Path& p) {
+         r.list(v, p, "rx queue ids", [&](const Node& item, const Path& ip) { r.integer(item, ip, f.queues.emplace_back()); });
+       }},
       {"match", [&](const Node& v, const Path& p) { read_match(r, v, p, f.match); }},
   });
 }
@@ -151,6 +156,22 @@ void read_afxdp(YamlReader& r, const Node& n, const Path& path, AfxdpOptions& a)
   });
 }
 
+void read_dpdk(YamlReader& r, const Node& n, const Path& path, DpdkOptions& d) {
+  r.map(n, path, {
+      {"rx_desc", [&](const Node& v, const Path& p) { r.integer(v, p, d.rx_desc, limits::dpdk_desc); }},
+      {"tx_desc", [&](const Node& v, const Path& p) { r.integer(v, p, d.tx_desc, limits::dpdk_desc); }},
+      {"mtu", [&](const Node& v, const Path& p) { r.integer(v, p, d.mtu); }},
+      {"promiscuous", [&](const Node& v, const Path& p) { r.boolean(v, p, d.promiscuous); }},
+      {"isolate", [&](const Node& v, const Path& p) { r.boolean(v, p, d.isolate); }},
+      {"loopback", [&](const Node& v, const Path& p) { r.choice(v, p, d.loopback, kDpdkLoopbackNames); }},
+      {"tx_checksum_offload", [&](const Node& v, const Path& p) { r.boolean(v, p, d.tx_checksum_offload); }},
+      {"mempool_cache", [&](const Node& v, const Path& p) { r.integer(v, p, d.mempool_cache, limits::mempool_cache); }},
+      {"dst_mac", [&](const Node& v, const Path& p) { r.text(v, p, d.dst_mac); }},
+      {"src_ip", [&](const Node& v, const Path& p) { r.text(v, p, d.src_ip); }},
+      {"src_port", [&](const Node& v, const Path& p) { r.integer(v, p, d.src_port); }},
+  });
+}
+
 void read_interface(YamlReader& r, const Node& n, const Path& path, InterfaceConfig& i) {
   r.map(n, path, {
       {"name", [&](const Node& v, const Path& p) { r.text(v, p, i.name); }},
@@ -160,6 +181,7 @@ void read_interface(YamlReader& r, const Node& n, const Path& path, InterfaceCon
       {"tx", [&](const Node& v, const Path& p) { read_tx(r, v, p, i.tx); }},
       {"socket", [&](const Node& v, const Path& p) { read_socket(r, v, p, i.socket); }},
       {"afxdp", [&](const Node& v, const Path& p) { read_afxdp(r, v, p, i.afxdp); }},
+      {"dpdk", [&](const Node& v, const Path& p) { read_dpdk(r, v, p, i.dpdk); }},
   });
 }
 
@@ -179,6 +201,28 @@ void read_log(YamlReader& r, const Node& n, const Path& path, LogConfig& log) {
   r.map(n, path, {{"level", [&](const Node& v, const Path& p) { r.text(v, p, log.level); }}});
 }
 
+void read_strings(YamlReader& r, const Node& n, const Path& path, std::string_view what, std::vector<std::string>& out) {
+  r.list(n, path, what, [&](const Node& item, const Path& ip) { r.text(item, ip, out.emplace_back()); });
+}
+
+void read_eal(YamlReader& r, const Node& n, const Path& path, EalConfig& e) {
+  r.map(n, path, {
+      {"cores",
+       [&](const Node& v, const Path& p) {
+         r.list(v, p, "CPU ids", [&](const Node& item, const Path& ip) {
+           r.integer(item, ip, e.cores.emplace_back(), limits::eal_core);
+         });
+       }},
+      {"main_core", [&](const Node& v, const Path& p) { r.integer(v, p, e.main_core, limits::cpu_core); }},
+      {"hugepages", [&](const Node& v, const Path& p) { r.boolean(v, p, e.hugepages); }},
+      {"memory_mb", [&](const Node& v, const Path& p) { r.integer(v, p, e.memory_mb, limits::eal_memory_mb); }},
+      {"file_prefix", [&](const Node& v, const Path& p) { r.text(v, p, e.file_prefix); }},
+      {"allow", [&](const Node& v, const Path& p) { read_strings(r, v, p, "PCI addresses", e.allow); }},
+      {"vdevs", [&](const Node& v, const Path& p) { read_strings(r, v, p, "virtual devices", e.vdevs); }},
+      {"args", [&](const Node& v, const Path& p) { read_strings(r, v, p, "EAL arguments", e.args); }},
+  });
+}
+
 }  // namespace
 
 void read_config(YamlReader& r, const Node& root, Config& cfg) {
@@ -195,6 +239,7 @@ void read_config(YamlReader& r, const Node& root, Config& cfg) {
        }},
       {"run", [&](const Node& v, const Path& p) { read_run(r, v, p, cfg.run); }},
       {"log", [&](const Node& v, const Path& p) { read_log(r, v, p, cfg.log); }},
+      {"eal", [&](const Node& v, const Path& p) { read_eal(r, v, p, cfg.eal); }},
   });
 }
 

@@ -19,8 +19,9 @@ uint64_t buffers_held(const QueueConfig& q, bool rx) noexcept {
 }
 
 uint64_t engine_buffers(const InterfaceConfig& iface, bool rx) noexcept {
-  if (iface.engine != "afxdp") return 0;
-  return rx ? iface.afxdp.fill_ring : iface.afxdp.tx_ring;
+  if (iface.engine == "afxdp") return rx ? iface.afxdp.fill_ring : iface.afxdp.tx_ring;
+  if (iface.engine == "dpdk") return rx ? uint64_t{iface.dpdk.rx_desc} + iface.dpdk.mempool_cache : iface.dpdk.tx_desc;
+  return 0;
 }
 
 std::vector<PoolBudget> pool_budgets(const Config& cfg) {

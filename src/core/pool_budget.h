@@ -17,13 +17,15 @@ namespace netdaq::detail {
 //   tx:              ring_depth * batch_size
 // plus, for an rx queue with rx.reorder, bursts_in_flight * (batch_size + job_packets)
 // (bursts held until the GPU has read them), plus on an afxdp interface the buffers the kernel
-// holds (engine_buffers()).
+// holds and on a dpdk interface those the NIC and DPDK hold (engine_buffers()).
 // Saturates at UINT64_MAX instead of overflowing.
 uint64_t buffers_held(const QueueConfig& q, bool rx) noexcept;
 
-// Buffers of a queue the engine has handed to the kernel: afxdp rx: fill_ring (waiting in the
-// fill ring or received into the rx ring); afxdp tx: tx_ring (sent, not yet completed). 0 for
-// other engines, whose queues hold only what buffers_held() counts.
+// Buffers of a queue the engine has handed to the kernel or the NIC: afxdp rx: fill_ring
+// (waiting in the fill ring or received into the rx ring); afxdp tx: tx_ring (sent, not yet
+// completed); dpdk rx: rx_desc (the NIC's ring) + mempool_cache (mbufs in the mempool's
+// per-lcore cache); dpdk tx: tx_desc (sent, not yet completed). Per region the queue uses.
+// 0 for other engines, whose queues hold only what buffers_held() counts.
 uint64_t engine_buffers(const InterfaceConfig& iface, bool rx) noexcept;
 
 struct PoolUser {
@@ -33,7 +35,8 @@ struct PoolUser {
   uint64_t buffers = 0;         // buffers_held(*queue, rx) + gpu_buffers + engine_buffers, once per
                                 // time the queue names the region
   uint64_t gpu_buffers = 0;     // held by the queue's GPU frame pipeline
-  uint64_t engine_buffers = 0;  // held by the kernel for the engine (afxdp rings)
+  uint64_t engine_buffers = 0;  // held by the kernel or the NIC for the engine (afxdp rings,
+                                // dpdk descriptors and mempool cache)
 };
 
 struct PoolBudget {

@@ -207,7 +207,7 @@ TEST_F(ConfigLoad, UnknownKeys) {
   ASSERT_EQ(issues.size(), 2u);
   expect_issue(issues, "test.yaml", 9, 1, "runn", "", "unknown key (did you mean 'run'?)");
   expect_issue(issues, "test.yaml", 10, 1, "foo", "1",
-               "unknown key; allowed keys: memory_regions, interfaces, run, log");
+               "unknown key; allowed keys: memory_regions, interfaces, run, log, eal");
   // Case slips are found too.
   issues = parse_issues(kMinimal + "log: {Level: info}\n");
   ASSERT_EQ(issues.size(), 1u);
@@ -336,7 +336,7 @@ interfaces:
 TEST_F(ConfigLoad, DocumentShape) {
   auto issues = parse_issues("- a\n- b\n");
   ASSERT_EQ(issues.size(), 1u);
-  EXPECT_EQ(issues[0].message, "the configuration must be a map with keys: memory_regions, interfaces, run, log");
+  EXPECT_EQ(issues[0].message, "the configuration must be a map with keys: memory_regions, interfaces, run, log, eal");
   EXPECT_EQ(issues[0].where.line, 1);
 
   issues = parse_issues(kMinimal + "---\nlog: {level: info}\n");
