@@ -25,6 +25,7 @@ struct PacketFields {
   uint16_t l2_len = 0;              // RX: header bytes (Ethernet..UDP) kept in front of data[0]
   uint32_t flow = 0;
   uint64_t timestamp_ns = 0;
+  void* handle = nullptr;           // the engine's own reference to the packet (dpdk: its mbuf)
 };
 PacketFields& fields(Packet& p) noexcept;
 }  // namespace detail

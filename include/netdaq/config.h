@@ -198,6 +198,8 @@ struct DpdkOptions {
   DpdkLoopback loopback = DpdkLoopback::none;
   bool tx_checksum_offload = true;  // IPv4/UDP checksums by the NIC where it can, else by the CPU
   uint32_t mempool_cache = 256;   // mbufs cached per lcore (0..512)
+  bool raw_frames = false;        // rx: hand over whole Ethernet frames (any protocol, e.g.
+                                  // eCPRI) instead of UDP payloads; no software flow matching
   // TX: Ethernet/IPv4/UDP headers the engine writes in front of each payload.
   std::string dst_mac;            // required for tx (DPDK has no neighbour table)
   std::string src_ip;             // required for tx

@@ -151,6 +151,10 @@ void check_rx_regions(Checker& c, const InterfaceConfig& iface, const std::strin
     const QueueConfig& q = iface.rx.queues[j];
     const std::string qpath = path + ".rx.queues[" + std::to_string(j) + "]";
     const size_t n = q.memory_regions.size();  // 1 or 2: check_queues reports other counts
+    if (n == 2 && iface.dpdk.raw_frames)
+      c.error(qpath + ".memory_regions", join(q.memory_regions),
+              "dpdk.raw_frames hands over whole frames in one segment: give the queue one memory region, or set "
+              "raw_frames: false for header-data split");
     for (size_t k = 0; k < n; ++k) {
       const MemoryRegionConfig* r = cfg.find_region(q.memory_regions[k]);
       if (!r) continue;  // reported by check_queues

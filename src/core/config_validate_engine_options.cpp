@@ -71,6 +71,7 @@ std::vector<SetOption> set_dpdk_options(const DpdkOptions& o) {
   add_if_set(out, "loopback", o.loopback, d.loopback, [](DpdkLoopback v) { return std::string(to_string(v)); });
   add_if_set(out, "tx_checksum_offload", o.tx_checksum_offload, d.tx_checksum_offload, text);
   add_if_set(out, "mempool_cache", o.mempool_cache, d.mempool_cache, num);
+  add_if_set(out, "raw_frames", o.raw_frames, d.raw_frames, text);
   add_if_set(out, "dst_mac", o.dst_mac, d.dst_mac, same);
   add_if_set(out, "src_ip", o.src_ip, d.src_ip, same);
   add_if_set(out, "src_port", o.src_port, d.src_port, num);

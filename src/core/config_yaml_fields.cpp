@@ -166,6 +166,7 @@ void read_dpdk(YamlReader& r, const Node& n, const Path& path, DpdkOptions& d) {
       {"loopback", [&](const Node& v, const Path& p) { r.choice(v, p, d.loopback, kDpdkLoopbackNames); }},
       {"tx_checksum_offload", [&](const Node& v, const Path& p) { r.boolean(v, p, d.tx_checksum_offload); }},
       {"mempool_cache", [&](const Node& v, const Path& p) { r.integer(v, p, d.mempool_cache, limits::mempool_cache); }},
+      {"raw_frames", [&](const Node& v, const Path& p) { r.boolean(v, p, d.raw_frames); }},
       {"dst_mac", [&](const Node& v, const Path& p) { r.text(v, p, d.dst_mac); }},
       {"src_ip", [&](const Node& v, const Path& p) { r.text(v, p, d.src_ip); }},
       {"src_port", [&](const Node& v, const Path& p) { r.integer(v, p, d.src_port); }},

@@ -43,4 +43,14 @@ struct QueueCounters {
   }
 };
 
+// Adds the growth of a cumulative OS/NIC counter (now) since the last call to a drop reason,
+// exactly once even when several stats readers call it at the same time.
+inline void mirror_counter(std::atomic<uint64_t>& seen, uint64_t now, QueueCounters& counters,
+                           DropReason reason) noexcept {
+  uint64_t old = seen.load(std::memory_order_relaxed);
+  while (now > old && !seen.compare_exchange_weak(old, now, std::memory_order_relaxed)) {
+  }
+  if (now > old) counters.drop(reason, now - old);
+}
+
 }  // namespace netdaq::detail

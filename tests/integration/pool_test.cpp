@@ -51,7 +51,7 @@ struct PortRig {
     res.pools[0] = pool.get();
     res.segments = 1;
     res.counters = &counters;
-    engine = find_engine("socket")(cfg.interfaces[0]);
+    engine = find_engine("socket")(cfg, cfg.interfaces[0]);
     port = engine->open_rx(res);
   }
   ~PortRig() { release(); }

@@ -237,7 +237,7 @@ eal:
   expect_issue(issues, "dpdk.yaml", 15, 7, "interfaces[0].dpdk.mtu", "big", "must be an integer 0..4294967295");
   expect_issue(issues, "dpdk.yaml", 16, 49, "interfaces[1].dpdk", "",
                "must be a map with keys: rx_desc, tx_desc, mtu, promiscuous, isolate, loopback, tx_checksum_offload, "
-               "mempool_cache, dst_mac, src_ip, src_port");
+               "mempool_cache, raw_frames, dst_mac, src_ip, src_port");
   expect_issue(issues, "dpdk.yaml", 18, 20, "eal.cores[2]", "a", "must be an integer 0..1023");
   expect_issue(issues, "dpdk.yaml", 19, 3, "eal.main_core", "-2", "must be an integer -1..1023");
   expect_issue(issues, "dpdk.yaml", 20, 3, "eal.hugepages", "maybe", "must be true or false");
@@ -377,6 +377,9 @@ TEST_F(ConfigDpdk, RxBuffersHoldTheMbufHeadroom) {
   expect_only(cfg, "interfaces[0].rx.queues[0].memory_regions[1]", "data", "has buf_size 128; a dpdk rx queue needs");
   cfg.memory_regions[2].buf_size = 256;
   expect_valid();
+  // Raw frames come in one segment.
+  dpdk().raw_frames = true;
+  expect_only(cfg, "interfaces[0].rx.queues[0].memory_regions", "rx, data", "dpdk.raw_frames hands over whole frames");
 }
 
 TEST_F(ConfigDpdk, MempoolCacheFitsEveryRxRegion) {

@@ -17,7 +17,4 @@ std::unique_ptr<RxPort> make_rx_port(const QueueResources& q, std::shared_ptr<Xs
 std::unique_ptr<TxPort> make_tx_port(const QueueResources& q, std::shared_ptr<XskSocket> xsk,
                                      const Ipv4UdpHeaders& headers);
 
-// Adds delta of a cumulative kernel counter to a drop reason, once, from any thread.
-void mirror_counter(std::atomic<uint64_t>& seen, uint64_t now, QueueCounters& counters, DropReason reason) noexcept;
-
 }  // namespace netdaq::detail::afxdp

@@ -11,13 +11,6 @@
 
 namespace netdaq::detail::afxdp {
 
-void mirror_counter(std::atomic<uint64_t>& seen, uint64_t now, QueueCounters& counters, DropReason reason) noexcept {
-  uint64_t old = seen.load(std::memory_order_relaxed);
-  while (now > old && !seen.compare_exchange_weak(old, now, std::memory_order_relaxed)) {
-  }
-  if (now > old) counters.drop(reason, now - old);
-}
-
 namespace {
 
 class AfxdpRx final : public RxPort {

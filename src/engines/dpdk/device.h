@@ -1,0 +1,53 @@
+// One DPDK ethdev port: found (or created, for virtual devices) from the interface's address,
+// configured with the interface's queues, started, stopped and closed. Virtual devices the
+// port created are removed again, so another Session in the process can create them anew.
+#pragma once
+
+#include <rte_ethdev.h>
+
+#include <string>
+
+#include "netdaq/config.h"
+
+namespace netdaq::detail::dpdk {
+
+class Device {
+ public:
+  Device(const InterfaceConfig& iface, const std::string& context);  // throws Error
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  uint16_t port() const noexcept { return port_; }
+  const std::string& driver() const noexcept { return driver_; }
+  const std::string& name() const noexcept { return name_; }
+  const rte_eth_dev_info& info() const noexcept { return info_; }
+  int socket() const noexcept;
+  bool tx_checksum() const noexcept { return tx_checksum_; }
+  bool split() const noexcept { return split_; }
+
+  // Configures every rx/tx queue of the interface (rte_flow isolation first, when asked).
+  void configure(bool header_split);
+  // split_mp: the payload pool when the queue splits headers (mp) from payload (split_mp).
+  void setup_rx_queue(uint16_t id, rte_mempool* mp, rte_mempool* split_mp);
+  void setup_tx_queue(uint16_t id);
+  void start();
+  void stop() noexcept;
+
+ private:
+  [[noreturn]] void fail(const std::string& what, int rc) const;
+
+  const InterfaceConfig& iface_;
+  std::string context_;
+  std::string name_;      // DPDK device name (vdev name or full PCI address)
+  std::string driver_;    // e.g. net_ring, mlx5_pci
+  uint16_t port_ = 0;
+  bool created_vdev_ = false;
+  bool configured_ = false;
+  bool started_ = false;
+  bool tx_checksum_ = false;
+  bool split_ = false;
+  rte_eth_dev_info info_{};
+};
+
+}  // namespace netdaq::detail::dpdk

@@ -1,0 +1,30 @@
+// The dpdk engine's RX and TX ports (rx.cpp, tx.cpp), opened by engine.cpp.
+#pragma once
+
+#include <rte_ring.h>
+
+#include <memory>
+
+#include "core/engine.h"
+#include "engines/dpdk/device.h"
+#include "engines/dpdk/flow_table.h"
+#include "engines/dpdk/mbuf_pools.h"
+#include "engines/dpdk/port_stats.h"
+#include "net/frame_headers.h"
+
+namespace netdaq::detail::dpdk {
+
+struct PortContext {
+  Device& device;
+  PortStats& port_stats;
+  rte_ring* loopback = nullptr;  // software loopback: tx bursts of this queue id, instead of the NIC
+};
+
+// Zero-copy: each packet keeps its mbuf (Packet handle) until the application releases it.
+std::unique_ptr<RxPort> make_rx_port(const QueueResources& q, const PortContext& ctx, FlowState& flows,
+                                     const RegionMbufPool& pool);
+// headers: what the engine writes in front of each payload.
+std::unique_ptr<TxPort> make_tx_port(const QueueResources& q, const PortContext& ctx, TxMbufs& mbufs,
+                                     const Ipv4UdpHeaders& headers);
+
+}  // namespace netdaq::detail::dpdk

@@ -1,0 +1,147 @@
+#include <rte_ethdev.h>
+
+#include <vector>
+
+#include "engines/dpdk/lcore.h"
+#include "engines/dpdk/ports.h"
+
+namespace netdaq::detail::dpdk {
+
+namespace {
+
+class DpdkRx final : public RxPort {
+ public:
+  DpdkRx(const QueueResources& q, const PortContext& ctx, FlowState& flows, const RegionMbufPool& pool)
+      : q_(q), ctx_(ctx), flows_(flows), pool_(pool), id_(q.queue->id), split_(q.segments == 2 && !ctx.loopback),
+        raw_(q.iface->dpdk.raw_frames), mbufs_(q.queue->batch_size), dropped_(q.queue->batch_size) {}
+
+  uint32_t receive(Packet* pkts, uint32_t max) noexcept override {
+    ensure_lcore();
+    max = std::min<uint32_t>(max, static_cast<uint32_t>(mbufs_.size()));
+    rte_mbuf** m = mbufs_.data();
+    const uint32_t n = ctx_.loopback ? rte_ring_dequeue_burst(ctx_.loopback, reinterpret_cast<void**>(m), max, nullptr)
+                                     : rte_eth_rx_burst(ctx_.device.port(), id_, m, static_cast<uint16_t>(max));
+    if (n == 0) return 0;
+    if (raw_) return hand_over_frames(pkts, n);
+    const FlowTable* table = flows_.current();
+    uint32_t out = 0, ndrop = 0, not_udp = 0, flow_miss = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      rte_mbuf* mb = m[i];
+      auto* frame = rte_pktmbuf_mtod(mb, std::byte*);
+      // Split: the headers are in the first segment; its buffer holds >= 128 bytes, more than
+      // the parser ever reads, and the payload offset is checked against the segment below.
+      const UdpPayload u = find_udp_payload(frame, split_ ? mb->pkt_len : mb->data_len);
+      const bool shape_ok = split_ ? (mb->nb_segs == 2 && u.offset <= mb->data_len) : mb->nb_segs == 1;
+      if (!u.ok || !shape_ok) {
+        ++not_udp;
+        dropped_[ndrop++] = mb;
+        continue;
+      }
+      uint32_t flow = 0;
+      if (!table->matcher.empty()) {
+        const int k = table->matcher.match(u);
+        FlowSlot* slot = k < 0 ? &flows_.unmatched(id_) : &table->slots[static_cast<size_t>(k)][id_];
+        if (k < 0 || !table->matcher.rules()[static_cast<size_t>(k)].delivers_to(id_)) {
+          slot->add(k < 0 ? slot->packets : slot->wrong_queue, 1);
+          if (k < 0) slot->add(slot->bytes, u.size);
+          ++flow_miss;
+          dropped_[ndrop++] = mb;
+          continue;
+        }
+        slot->add(slot->packets, 1);
+        slot->add(slot->bytes, u.size);
+        flow = table->matcher.rules()[static_cast<size_t>(k)].id;
+      }
+      auto& f = fields(pkts[out++]);
+      f.nseg = split_ ? 2 : 1;
+      f.data[0] = frame + u.offset;
+      f.l2_len = static_cast<uint16_t>(u.offset);
+      f.buf[0] = pool_.pool().index_of(static_cast<std::byte*>(mb->buf_addr));
+      f.handle = mb;
+      f.flow = flow;
+      f.timestamp_ns = 0;
+      if (split_) {
+        f.len[0] = f.cap[0] = mb->data_len - u.offset;
+        rte_mbuf* pay = mb->next;
+        f.data[1] = rte_pktmbuf_mtod(pay, std::byte*);
+        f.len[1] = f.cap[1] = std::min<uint32_t>(pay->data_len, u.size - f.len[0]);
+        f.buf[1] = 0;
+      } else {
+        f.len[0] = f.cap[0] = u.size;
+      }
+    }
+    if (ndrop) {
+      rte_pktmbuf_free_bulk(dropped_.data(), ndrop);
+      if (not_udp) {
+        q_.counters->drop(DropReason::flow_miss, not_udp);
+        not_udp_.store(not_udp_.load(std::memory_order_relaxed) + not_udp, std::memory_order_relaxed);
+      }
+      if (flow_miss) q_.counters->drop(DropReason::flow_miss, flow_miss);
+    }
+    if (out) q_.counters->pool_in_use.fetch_add(out, std::memory_order_relaxed);
+    return out;
+  }
+
+  // raw_frames: every frame as it is (segment 0 = the frame from its Ethernet header).
+  uint32_t hand_over_frames(Packet* pkts, uint32_t n) noexcept {
+    for (uint32_t i = 0; i < n; ++i) {
+      rte_mbuf* mb = mbufs_[i];
+      auto& f = fields(pkts[i]);
+      f.nseg = 1;
+      f.data[0] = rte_pktmbuf_mtod(mb, std::byte*);
+      f.len[0] = f.cap[0] = mb->data_len;
+      f.l2_len = 0;
+      f.buf[0] = pool_.pool().index_of(static_cast<std::byte*>(mb->buf_addr));
+      f.handle = mb;
+      f.flow = 0;
+      f.timestamp_ns = 0;
+    }
+    q_.counters->pool_in_use.fetch_add(n, std::memory_order_relaxed);
+    return n;
+  }
+
+  void release(Packet* pkts, uint32_t n) noexcept override {
+    rte_mbuf* m[256];
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      m[k++] = static_cast<rte_mbuf*>(fields(pkts[i]).handle);
+      if (k == 256) rte_pktmbuf_free_bulk(m, k), k = 0;
+    }
+    if (k) rte_pktmbuf_free_bulk(m, k);
+    q_.counters->pool_in_use.fetch_sub(n, std::memory_order_relaxed);
+  }
+
+  void refresh_counters() noexcept override { ctx_.port_stats.refresh(); }
+
+  void add_details(QueueStats& s) const override {
+    s.mode = "dpdk " + ctx_.device.driver() + " port " + std::to_string(ctx_.device.port()) + " queue " +
+             std::to_string(id_) + (ctx_.loopback ? ", software loopback" : "") + (split_ ? ", header-data split" : "") +
+             (raw_ ? ", raw frames" : "");
+    s.engine_counters.emplace_back("mbufs_in_use", pool_.in_use());
+    s.engine_counters.emplace_back("non_udp_frames", not_udp_.load(std::memory_order_relaxed));
+    if (id_ == 0) ctx_.port_stats.add_details(s, true);
+  }
+
+  const QueueResources& resources() const noexcept override { return q_; }
+
+ private:
+  QueueResources q_;
+  PortContext ctx_;
+  FlowState& flows_;
+  const RegionMbufPool& pool_;
+  uint16_t id_;
+  bool split_;
+  bool raw_;
+  std::vector<rte_mbuf*> mbufs_;
+  std::vector<rte_mbuf*> dropped_;
+  std::atomic<uint64_t> not_udp_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<RxPort> make_rx_port(const QueueResources& q, const PortContext& ctx, FlowState& flows,
+                                     const RegionMbufPool& pool) {
+  return std::make_unique<DpdkRx>(q, ctx, flows, pool);
+}
+
+}  // namespace netdaq::detail::dpdk
