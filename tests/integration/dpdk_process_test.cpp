@@ -1,0 +1,160 @@
+// The dpdk engine as whole processes (the netdaq CLI): two at once, hugepages taken and given
+// back, and every way a start can fail or a process can die leaves no EAL runtime directory
+// and no hugepage in use behind.
+#include <signal.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "dpdk_util.h"
+
+using namespace ndqtest;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string to_text(const Bytes& b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
+
+struct RingRun {
+  std::string device = "net_ring0";
+  std::string eal = "{hugepages: false, memory_mb: 128}";
+  uint64_t tx_packets = 50000;
+  double duration_s = 20;
+  std::string yaml() const {
+    return "memory_regions:\n"
+           "  - {name: rx, kind: host, buf_size: 2048, num_bufs: 8192}\n"
+           "  - {name: tx, kind: host, buf_size: 2048, num_bufs: 8192}\n"
+           "interfaces:\n"
+           "  - name: ring\n    engine: dpdk\n    address: " + device + "\n"
+           "    rx:\n      queues:\n        - {id: 0, batch_size: 64, memory_regions: [rx]}\n" +
+           (tx_packets ? "    tx:\n      destination: udp://10.0.0.2:5000\n"
+                         "      queues:\n        - {id: 0, batch_size: 64, memory_regions: [tx]}\n"
+                       : std::string()) +
+           "    dpdk: {dst_mac: \"02:00:00:00:00:02\", src_ip: 10.0.0.1, rx_desc: 512, tx_desc: 512}\n"
+           "eal: " + eal + "\n"
+           "run:\n  duration_s: " + std::to_string(duration_s) + "\n  tx_packets: " + std::to_string(tx_packets) +
+           "\n  drain_ms: 100\nlog:\n  level: info\n";
+  }
+};
+
+struct CliRun {
+  TempFile cfg, out;
+  std::unique_ptr<Subprocess> child;
+  explicit CliRun(const std::string& yaml) {
+    std::ofstream(cfg.path) << yaml;
+    // stderr (logs, errors) into the same file; exec keeps the pid netdaq's.
+    child = std::make_unique<Subprocess>(
+        std::vector<std::string>{"sh", "-c", "exec \"$0\" run \"$1\" 2>&1", NETDAQ_CLI, cfg.path}, out.path);
+  }
+  int wait(std::chrono::milliseconds t = 60s) { return child->wait(t); }
+  std::string output() const { return to_text(read_file(out.path)); }
+};
+
+std::string runtime_dir(pid_t pid) { return "/var/run/dpdk/netdaq-" + std::to_string(pid); }
+
+}  // namespace
+
+TEST(DpdkProcess, TwoProcessesAtOnceEachLoseNothing) {
+  NDQ_REQUIRE_DPDK();
+  RingRun r;
+  r.tx_packets = 200000;
+  CliRun one(r.yaml()), two(r.yaml());
+  // Both run at the same time: each has its own EAL runtime directory.
+  bool both = false;
+  for (auto t0 = std::chrono::steady_clock::now(); !both && std::chrono::steady_clock::now() - t0 < 10s;) {
+    both = std::filesystem::exists(runtime_dir(one.child->pid())) && std::filesystem::exists(runtime_dir(two.child->pid()));
+    if (!both) std::this_thread::sleep_for(5ms);
+  }
+  const pid_t p1 = one.child->pid(), p2 = two.child->pid();
+  EXPECT_EQ(one.wait(), 0) << one.output();
+  EXPECT_EQ(two.wait(), 0) << two.output();
+  EXPECT_TRUE(both) << "the two processes were not running at the same time";
+  for (const CliRun* c : {&one, &two}) {
+    const std::string o = c->output();
+    EXPECT_NE(o.find("total: lost 0, drops 0"), std::string::npos) << o;
+    EXPECT_NE(o.find("200,000      200,000"), std::string::npos) << o;
+  }
+  EXPECT_FALSE(std::filesystem::exists(runtime_dir(p1)));
+  EXPECT_FALSE(std::filesystem::exists(runtime_dir(p2)));
+}
+
+TEST(DpdkProcess, HugepagesAreUsedAndGivenBack) {
+  NDQ_REQUIRE_DPDK();
+  Hugepages hp(160);
+  NDQ_REQUIRE(hp.ok(), hp.why());
+  const unsigned free_before = Hugepages::free_pages();
+  RingRun r;
+  r.eal = "{hugepages: true, memory_mb: 256, file_prefix: ndqtest-huge}";
+  CliRun run(r.yaml());
+  EXPECT_EQ(run.wait(), 0) << run.output();
+  const std::string o = run.output();
+  EXPECT_NE(o.find("--in-memory"), std::string::npos) << o;
+  EXPECT_NE(o.find("total: lost 0, drops 0"), std::string::npos) << o;
+  EXPECT_EQ(Hugepages::free_pages(), free_before) << "hugepages still in use after the process ended";
+  EXPECT_TRUE(dpdk_files("ndqtest-huge").empty());
+}
+
+TEST(DpdkProcess, FailedStartsLeaveNoFilesAndNoHugepages) {
+  NDQ_REQUIRE_DPDK();
+  Hugepages hp(100);
+  NDQ_REQUIRE(hp.ok(), hp.why());
+  const unsigned free_before = Hugepages::free_pages();
+  RingRun r;
+  r.tx_packets = 0;
+  r.duration_s = 1;
+  {  // Not enough hugepages: refused before EAL starts, with how to reserve them.
+    r.eal = "{hugepages: true, memory_mb: " + std::to_string(free_before * 2 + 512) + ", file_prefix: ndqtest-fail}";
+    CliRun run(r.yaml());
+    EXPECT_NE(run.wait(), 0);
+    const std::string o = run.output();
+    EXPECT_NE(o.find("Reserve them as root: echo"), std::string::npos) << o;
+    EXPECT_NE(o.find("nr_hugepages"), std::string::npos) << o;
+    EXPECT_NE(o.find("eal.hugepages: false"), std::string::npos) << o;
+  }
+  {  // EAL fails after taking its hugepages (a device it cannot create).
+    r.eal = "{hugepages: true, memory_mb: 128, file_prefix: ndqtest-fail, args: [\"--vdev=net_nosuchdriver0\"]}";
+    CliRun run(r.yaml());
+    EXPECT_NE(run.wait(), 0);
+    const std::string o = run.output();
+    EXPECT_NE(o.find("rte_eal_init failed"), std::string::npos) << o;
+    EXPECT_EQ(Hugepages::free_pages(), free_before);
+  }
+  {  // EAL starts, the interface's device does not exist.
+    r.eal = "{hugepages: true, memory_mb: 128, file_prefix: ndqtest-fail}";
+    r.device = "net_nosuchdriver1";
+    CliRun run(r.yaml());
+    EXPECT_NE(run.wait(), 0);
+    const std::string o = run.output();
+    EXPECT_NE(o.find("DPDK cannot open device 'net_nosuchdriver1'"), std::string::npos) << o;
+    EXPECT_EQ(Hugepages::free_pages(), free_before);
+  }
+  EXPECT_TRUE(dpdk_files("ndqtest-fail").empty()) << dpdk_files("ndqtest-fail").front();
+}
+
+TEST(DpdkProcess, TheNextStartRemovesWhatAKilledProcessLeft) {
+  NDQ_REQUIRE_DPDK();
+  RingRun r;
+  r.tx_packets = 0;
+  r.duration_s = 60;
+  CliRun killed(r.yaml());
+  const pid_t killed_pid = killed.child->pid();
+  const std::string dir = runtime_dir(killed_pid);
+  for (auto t0 = std::chrono::steady_clock::now();
+       !std::filesystem::exists(dir) && std::chrono::steady_clock::now() - t0 < 10s;)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(std::filesystem::exists(dir)) << killed.output();
+  std::this_thread::sleep_for(200ms);
+  ASSERT_EQ(kill(killed_pid, SIGKILL), 0);
+  killed.wait(5s);
+  ASSERT_TRUE(std::filesystem::exists(dir)) << "SIGKILL gives EAL no chance to clean up";
+
+  r.duration_s = 0.5;
+  CliRun next(r.yaml());
+  EXPECT_EQ(next.wait(), 0) << next.output();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << next.output();
+  EXPECT_NE(next.output().find("left by netdaq process " + std::to_string(killed_pid)), std::string::npos)
+      << next.output();
+}
