@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 iperf3 socat python3 clang libclang-rt-14-dev valgrind procps
   libxdp-dev libbpf-dev linux-libc-dev libpcap-dev          # afxdp engine, netdaq capture
-  dpdk tcpreplay iputils-ping ethtool util-linux            # real peers of the afxdp tests
+  dpdk libdpdk-dev tcpreplay iputils-ping ethtool util-linux  # the dpdk engine; real peers of the afxdp and dpdk tests
 )
 
 missing=()
