@@ -22,6 +22,7 @@ struct PacketFields {
   uint32_t cap[kMaxSegments] = {};
   uint32_t buf[kMaxSegments] = {};  // buffer index in the pool of segment i
   uint8_t nseg = 0;
+  uint8_t whole_frame = 0;          // RX: data[0] is the whole frame (dpdk raw_frames)
   uint16_t l2_len = 0;              // RX: header bytes (Ethernet..UDP) kept in front of data[0]
   uint32_t flow = 0;
   uint64_t timestamp_ns = 0;
@@ -47,6 +48,7 @@ class Packet {
   // The whole frame from its Ethernet header, when the engine receives frames (afxdp, dpdk);
   // empty for engines that only see payloads (socket).
   std::span<const std::byte> frame() const noexcept {
+    if (f_.whole_frame && f_.nseg == 1) return segment(0);
     return f_.l2_len && f_.nseg == 1 ? std::span<const std::byte>(f_.data[0] - f_.l2_len, f_.l2_len + f_.len[0])
                                      : std::span<const std::byte>();
   }

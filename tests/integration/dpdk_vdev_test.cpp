@@ -153,7 +153,10 @@ TEST(DpdkVdev, NetNullRawFramesDeliveredInPlace) {
   uint64_t delivered = 0, bytes = 0;
   while (std::chrono::steady_clock::now() - t0 < 200ms) {
     if (auto b = rx.poll()) {
-      for (const auto& p : b) bytes += p.size();
+      for (const auto& p : b) {
+        bytes += p.size();
+        EXPECT_EQ(p.frame().size(), p.size());  // the whole frame, for capture
+      }
       delivered += b.size();
     }
   }
@@ -164,4 +167,53 @@ TEST(DpdkVdev, NetNullRawFramesDeliveredInPlace) {
   EXPECT_EQ(st.total_drops(), 0u);
   EXPECT_EQ(st.pool_in_use, 0u);
   EXPECT_NE(st.mode.find("raw frames"), std::string::npos) << st.mode;
+}
+
+namespace {
+std::string open_error(const Config& c) {
+  try {
+    Session s(c);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST(DpdkVdev, DriversWithoutAFeatureSayWhichFeatureAndDriver) {
+  NDQ_REQUIRE_DPDK();
+  DpdkIface d;
+  d.device = "net_ring5";
+  // Header-data split on a driver without RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT.
+  Config split = d.build();
+  split.memory_regions.push_back(MemoryRegionConfig{"payload", MemoryKind::host, 2048, 8192});
+  split.interfaces[0].rx.queues[0].memory_regions = {"rx0", "payload"};
+  std::string e = open_error(split);
+  EXPECT_NE(e.find("BUFFER_SPLIT, which driver net_ring"), std::string::npos) << e;
+  // A flow on a driver without rte_flow: names the flow, what it matches and the driver.
+  d.flows = {udp_flow(7, 0, 5000)};
+  e = open_error(d.build());
+  EXPECT_NE(e.find("flow 7 (udp_dst 5000 -> queue 0): driver net_ring cannot steer it"), std::string::npos) << e;
+  // After both failures the device is gone again: a session without them opens it.
+  d.flows.clear();
+  EXPECT_EQ(open_error(d.build()), "(no error)");
+}
+
+TEST(DpdkVdev, OneEalPerProcess) {
+  NDQ_REQUIRE_DPDK();
+  DpdkIface d;
+  d.device = "net_ring6";
+  d.tx_queues = 1;
+  auto first = std::make_unique<Session>(d.build());
+  DpdkIface other = d;
+  other.device = "net_ring7";
+  other.eal.memory_mb = 192;
+  const std::string e = open_error(other.build());
+  EXPECT_NE(e.find("DPDK is already running in this process with other eal: settings"), std::string::npos) << e;
+  EXPECT_NE(e.find("-m 128"), std::string::npos) << e;
+  other.eal = d.eal;  // the same eal: may open more sessions, before or after the first closes
+  EXPECT_EQ(open_error(other.build()), "(no error)");
+  first.reset();
+  Session again(d.build());
+  ASSERT_EQ(send_sequence(again.tx_queue("d0", 0), 0, 100, 64), 100u);
 }

@@ -39,7 +39,7 @@ std::string frames_problem(const Config& cfg) {
     if (i.rx.queues.empty()) continue;
     if (!delivers_frames(i.engine))
       return "interface '" + i.name + "' uses engine '" + i.engine +
-             "', which delivers payloads only (no Ethernet headers); capture needs engine afxdp";
+             "', which delivers payloads only (no Ethernet headers); capture needs engine afxdp or dpdk";
     for (const auto& q : i.rx.queues) {
       if (q.memory_regions.size() > 1)
         return "interface '" + i.name + "' rx queue " + std::to_string(q.id) +
@@ -208,7 +208,7 @@ int capture(const CaptureOptions& o) {
 void add_capture_command(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<CaptureOptions>();
   auto* cmd = app.add_subcommand("capture", "Write the frames every rx queue of a config receives to a pcap file");
-  cmd->add_option("config", o->config, "YAML config whose rx queues deliver frames (engine afxdp)")->required();
+  cmd->add_option("config", o->config, "YAML config whose rx queues deliver frames (engine afxdp or dpdk)")->required();
   cmd->add_option("-o,--output", o->output, "pcap file to write ('-' = stdout; text goes to stderr)")->required();
   cmd->add_option("-n,--count", o->count, "Stop after N packets (0 = no limit)");
   cmd->add_option("-d,--duration", o->duration, "Stop after S seconds (0 = until --count or Ctrl-C)")

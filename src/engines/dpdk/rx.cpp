@@ -56,6 +56,7 @@ class DpdkRx final : public RxPort {
       f.nseg = split_ ? 2 : 1;
       f.data[0] = frame + u.offset;
       f.l2_len = static_cast<uint16_t>(u.offset);
+      f.whole_frame = 0;
       f.buf[0] = pool_.pool().index_of(static_cast<std::byte*>(mb->buf_addr));
       f.handle = mb;
       f.flow = flow;
@@ -91,6 +92,7 @@ class DpdkRx final : public RxPort {
       f.data[0] = rte_pktmbuf_mtod(mb, std::byte*);
       f.len[0] = f.cap[0] = mb->data_len;
       f.l2_len = 0;
+      f.whole_frame = 1;
       f.buf[0] = pool_.pool().index_of(static_cast<std::byte*>(mb->buf_addr));
       f.handle = mb;
       f.flow = 0;
