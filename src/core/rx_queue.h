@@ -1,10 +1,10 @@
 // RX queue: hands bursts from an engine's RxPort to the application, either polled directly
-// by the caller or filled by a pinned worker thread through an SPSC ring of bursts.
+// by the caller or filled by a pinned worker thread (worker_thread.h: one per CPU, serving
+// every worker-mode queue pinned there) through an SPSC ring of bursts.
 #pragma once
 
 #include <atomic>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "core/engine.h"
@@ -18,8 +18,13 @@ class RxQueueImpl final : public BurstOwner {
   RxQueueImpl(QueueResources res, std::unique_ptr<RxPort> port);
   ~RxQueueImpl();
 
-  void start();          // worker mode: start the worker (throws Error if it cannot be pinned)
-  void stop() noexcept;  // joins the worker; idempotent
+  // Worker mode, called by the queue's worker thread only: one receive into the current
+  // burst, handing it over when full or timed out. Returns whether packets arrived.
+  bool worker_step() noexcept;
+  // Worker mode, after the last step: hands over (or drops) a partial burst.
+  void worker_finish() noexcept;
+  // After the worker has finished: releases bursts the application never polled. Idempotent.
+  void stop() noexcept;
   RxBurst poll() noexcept;
   void release(BurstDesc* d) noexcept override;
   QueueStats stats() const;
@@ -28,7 +33,6 @@ class RxQueueImpl final : public BurstOwner {
   int outstanding() const noexcept { return outstanding_.load(std::memory_order_relaxed); }
 
  private:
-  void worker_loop() noexcept;
   void deliver_count(const BurstDesc& d) noexcept;
 
   QueueResources res_;
@@ -38,14 +42,10 @@ class RxQueueImpl final : public BurstOwner {
   BurstDesc spare_;                  // worker: receives here when the app holds every burst
   MpmcRing<BurstDesc*> free_;
   SpscRing<BurstDesc*> ready_;
-  std::thread worker_;
-  std::atomic<bool> running_{false};
+  BurstDesc* cur_ = nullptr;         // worker: the burst being filled
+  uint64_t first_ns_ = 0;            // worker: when its first packet arrived
   std::atomic<int> outstanding_{0};  // bursts held by the application
 };
 
-// Pins the calling thread to cpu (if >= 0) and names it. Returns false (errno set) on failure.
-bool pin_current_thread(int cpu, const std::string& name) noexcept;
-// Throws Error(not_found) naming the queue when cpu is not one this process may run on.
-void check_cpu_usable(int cpu, const std::string& queue_name);
 
 }  // namespace netdaq::detail

@@ -8,6 +8,7 @@
 #include "core/memory_region.h"
 #include "core/rx_queue.h"
 #include "core/tx_queue.h"
+#include "core/worker_thread.h"
 
 namespace netdaq {
 
@@ -41,6 +42,7 @@ struct Session::Impl {
   std::vector<std::unique_ptr<RxQueue>> rx;
   std::vector<std::unique_ptr<TxQueue>> tx;
   std::vector<detail::RxQueueImpl*> rx_impls;
+  std::vector<std::unique_ptr<detail::WorkerThread>> workers;  // stopped before the queues go
   bool stopped = false;
 
   detail::Engine& engine_of(std::string_view interface);  // throws Error(not_found)
@@ -95,7 +97,7 @@ Session::Session(Config config) : impl_(std::make_unique<Impl>()) {
       }
       engine.start();
     }
-    for (auto* q : im.rx_impls) q->start();
+    im.workers = detail::start_workers(im.rx_impls);
   } catch (...) {
     stop();
     throw;
@@ -112,6 +114,7 @@ Session::~Session() {
 void Session::stop() noexcept {
   if (impl_->stopped) return;
   impl_->stopped = true;
+  for (auto& w : impl_->workers) w->stop();
   for (auto* q : impl_->rx_impls) q->stop();
   for (auto& e : impl_->engines) e->stop();
 }

@@ -3,7 +3,11 @@
 // mbuf accounting: every received mbuf goes back to its pool).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
 #include <thread>
 
 #include "dpdk_util.h"
@@ -216,4 +220,45 @@ TEST(DpdkVdev, OneEalPerProcess) {
   first.reset();
   Session again(d.build());
   ASSERT_EQ(send_sequence(again.tx_queue("d0", 0), 0, 100, 64), 100u);
+}
+
+namespace {
+std::vector<std::string> thread_names() {
+  std::vector<std::string> names;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(t.path() / "comm");
+    std::string n;
+    std::getline(in, n);
+    names.push_back(n);
+  }
+  return names;
+}
+}  // namespace
+
+TEST(DpdkVdev, WorkerQueuesOnOneCoreShareOneThread) {
+  NDQ_REQUIRE_DPDK();
+  DpdkIface d;
+  d.device = "net_null8";
+  d.rx_queues = 2;
+  d.tx_queues = 2;
+  d.mode = PollMode::worker;
+  d.dpdk.loopback = DpdkLoopback::software;
+  Config c = d.build();
+  const int cpu = static_cast<int>(allowed_cpu(0));
+  for (auto& q : c.interfaces[0].rx.queues) q.cpu_core = cpu;
+  Session s(c);
+  const std::string worker = "ndq-cpu" + std::to_string(cpu);
+  long workers = 0;
+  for (auto t0 = std::chrono::steady_clock::now(); workers == 0 && std::chrono::steady_clock::now() - t0 < 5s;) {
+    const auto names = thread_names();  // the thread names itself once it runs
+    workers = std::count(names.begin(), names.end(), worker);
+    if (!workers) std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(workers, 1) << "one worker thread for both queues on cpu " << cpu;
+  for (uint16_t q = 0; q < 2; ++q) {
+    auto got = std::async(std::launch::async, [&] { return collect(s.rx_queue("d0", q), 3000, 10s); });
+    ASSERT_EQ(send_sequence(s.tx_queue("d0", q), q * 10000, 3000, 500), 3000u);
+    EXPECT_TRUE(exactly_sequence(got.get(), q * 10000, 3000, 500)) << "queue " << q;
+  }
+  for (uint16_t q = 0; q < 2; ++q) EXPECT_EQ(s.rx_queue("d0", q).stats().total_drops(), 0u);
 }
