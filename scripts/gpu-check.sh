@@ -21,6 +21,15 @@ if [ -d .carry/pcap-root ]; then
   export PKG_CONFIG_PATH=$PWD/.carry/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   export LD_LIBRARY_PATH=$PWD/.carry/pcap-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/pcap-root/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
+# DPDK (the dpdk engine's GPU test): Debian 12's headers, libraries and the net_ring /
+# net_null / mempool_ring drivers copied into .carry/dpdk (include, lib, pmds) with a
+# pkgconfig/libdpdk.pc whose prefix is ${pcfiledir}/..; the test loads the drivers with -d.
+if [ -d .carry/dpdk ]; then
+  export PKG_CONFIG_PATH=$PWD/.carry/dpdk/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export LD_LIBRARY_PATH=$PWD/.carry/dpdk/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export NETDAQ_DPDK_DRIVERS=$PWD/.carry/dpdk/pmds
+  prefix+=(-DNETDAQ_RTE_BUS_VDEV=$PWD/.carry/dpdk/lib/librte_bus_vdev.so)
+fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/logs/gpu.txt"
 echo "== configure and build"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETDAQ_BUILD_BENCH=ON "${prefix[@]}" \

@@ -5,7 +5,15 @@
 #include <rte_errno.h>
 #include <rte_flow.h>
 
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <thread>
 
 #include "core/log.h"
 #include "engines/dpdk/eal.h"
@@ -27,7 +35,8 @@ std::string pci_name(const std::string& a) {
 }
 }  // namespace
 
-Device::Device(const InterfaceConfig& iface, const std::string& context) : iface_(iface), context_(context) {
+Device::Device(const InterfaceConfig& iface, const std::string& context)
+    : iface_(iface), context_(context), netns_fd_(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) {
   const std::string& a = iface.address;
   if (a.empty())
     throw Error(Errc::invalid_config, context + ": address is empty; the dpdk engine needs a PCI address "
@@ -61,9 +70,30 @@ Device::Device(const InterfaceConfig& iface, const std::string& context) : iface
 }
 
 Device::~Device() {
-  stop();
-  if (configured_ || created_vdev_) rte_eth_dev_close(port_);
-  if (created_vdev_) rte_vdev_uninit(name_.c_str());
+  in_own_netns([this] {
+    stop_here();
+    if (configured_ || created_vdev_) rte_eth_dev_close(port_);
+    if (created_vdev_) rte_vdev_uninit(name_.c_str());
+  });
+  if (netns_fd_ >= 0) close(netns_fd_);
+}
+
+// Drivers with a kernel side (af_xdp, af_packet, tap) find their netdev by name or index in the
+// calling thread's network namespace: stop and close from a thread in the namespace the
+// device was opened in, whichever thread destroys the Session.
+void Device::in_own_netns(const std::function<void()>& fn) noexcept {
+  struct stat mine{}, own{};
+  if (netns_fd_ < 0 || fstat(netns_fd_, &own) != 0 || stat("/proc/thread-self/ns/net", &mine) != 0 ||
+      (mine.st_ino == own.st_ino && mine.st_dev == own.st_dev)) {
+    fn();
+    return;
+  }
+  std::thread t([&] {
+    if (setns(netns_fd_, CLONE_NEWNET) != 0)
+      log()->warn("{}: cannot enter the device's network namespace to close it: {}", context_, std::strerror(errno));
+    fn();
+  });
+  t.join();
 }
 
 int Device::socket() const noexcept {
@@ -115,12 +145,21 @@ void Device::configure(bool header_split) {
   }
   if (o.loopback == DpdkLoopback::hardware) conf.lpbk_mode = 1;
   int rc = rte_eth_dev_configure(port_, nb_rx, nb_tx, &conf);
+  if (rc != 0 && nb_tx < nb_rx && rte_eth_dev_configure(port_, nb_rx, nb_rx, &conf) == 0) {
+    // Some drivers (af_xdp, tap) pair each rx queue with a tx queue: add unused tx queues.
+    unused_tx_ = static_cast<uint16_t>(nb_rx - nb_tx);
+    log()->info("{}: driver {} needs as many tx as rx queues: {} unused tx queue(s) added", context_, driver_,
+                unused_tx_);
+    rc = 0;
+  }
   if (rc != 0) {
     if (o.loopback == DpdkLoopback::hardware)
       throw Error(Errc::unsupported, context_ + ": dpdk.loopback hardware: driver " + driver_ + " of '" + name_ +
                                          "' refused the port configuration (" + rte_strerror(-rc) +
                                          "); use loopback: software");
-    fail("rte_eth_dev_configure", rc);
+    fail("rte_eth_dev_configure with " + std::to_string(nb_rx) + " rx and " + std::to_string(nb_tx) + " tx queues" +
+             (nb_rx < nb_tx ? std::string(" (some drivers need as many rx as tx queues)") : std::string()),
+         rc);
   }
   configured_ = true;
   if (o.mtu && (rc = rte_eth_dev_set_mtu(port_, static_cast<uint16_t>(o.mtu))) != 0)
@@ -171,6 +210,8 @@ void Device::setup_tx_queue(uint16_t id) {
 }
 
 void Device::start() {
+  const auto nb_tx = static_cast<uint16_t>(iface_.tx.queues.size());
+  for (uint16_t id = nb_tx; id < nb_tx + unused_tx_; ++id) setup_tx_queue(id);
   int rc = rte_eth_dev_start(port_);
   if (rc != 0) fail("rte_eth_dev_start", rc);
   started_ = true;
@@ -181,6 +222,10 @@ void Device::start() {
 }
 
 void Device::stop() noexcept {
+  in_own_netns([this] { stop_here(); });
+}
+
+void Device::stop_here() noexcept {
   if (!started_) return;
   started_ = false;
   if (iface_.dpdk.promiscuous) rte_eth_promiscuous_disable(port_);

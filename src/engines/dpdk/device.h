@@ -5,6 +5,7 @@
 
 #include <rte_ethdev.h>
 
+#include <functional>
 #include <string>
 
 #include "netdaq/config.h"
@@ -25,6 +26,9 @@ class Device {
   int socket() const noexcept;
   bool tx_checksum() const noexcept { return tx_checksum_; }
   bool split() const noexcept { return split_; }
+  // Drivers that need mbufs with header and data in one mempool element (af_xdp builds its
+  // UMEM over the mempool): rx gets a DPDK-memory pool instead of mbufs over the region.
+  bool needs_own_mbufs() const noexcept { return driver_ == "net_af_xdp"; }
 
   // Configures every rx/tx queue of the interface (rte_flow isolation first, when asked).
   void configure(bool header_split);
@@ -36,6 +40,8 @@ class Device {
 
  private:
   [[noreturn]] void fail(const std::string& what, int rc) const;
+  void stop_here() noexcept;
+  void in_own_netns(const std::function<void()>& fn) noexcept;
 
   const InterfaceConfig& iface_;
   std::string context_;
@@ -47,7 +53,10 @@ class Device {
   bool started_ = false;
   bool tx_checksum_ = false;
   bool split_ = false;
+  int netns_fd_ = -1;       // the network namespace the device was opened in
+  uint16_t unused_tx_ = 0;  // tx queues added for drivers that pair them with rx queues
   rte_eth_dev_info info_{};
+  
 };
 
 }  // namespace netdaq::detail::dpdk

@@ -144,7 +144,13 @@ class DpdkEngine final : public Engine {
 
   RegionMbufPool& pool_for(BufferPool& pool, const std::string& ctx) {
     auto& p = rx_pools_[&pool];
-    if (!p) p = std::make_unique<RegionMbufPool>(pool, device_->port(), device_->socket(), iface_.dpdk.mempool_cache, ctx);
+    if (!p) {
+      p = std::make_unique<RegionMbufPool>(pool, device_->port(), device_->socket(), iface_.dpdk.mempool_cache,
+                                           device_->needs_own_mbufs(), ctx);
+      if (!p->in_region())
+        log()->info("{}: driver {} needs mbufs of its own layout: region '{}' stays unused, the packets land in "
+                    "EAL memory (eal.memory_mb)", ctx, device_->driver(), pool.region().name());
+    }
     return *p;
   }
 

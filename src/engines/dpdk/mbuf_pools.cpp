@@ -64,7 +64,7 @@ ExternalMemory::~ExternalMemory() {
   if (registered_) rte_extmem_unregister(base_, len_);
 }
 
-RegionMbufPool::RegionMbufPool(BufferPool& pool, uint16_t port, int socket, uint32_t cache,
+RegionMbufPool::RegionMbufPool(BufferPool& pool, uint16_t port, int socket, uint32_t cache, bool in_dpdk_memory,
                                const std::string& context)
     : pool_(pool) {
   const uint32_t n = pool.capacity();
@@ -74,6 +74,18 @@ RegionMbufPool::RegionMbufPool(BufferPool& pool, uint16_t port, int socket, uint
     throw Error(Errc::resource, context + ": memory region '" + pool.region().name() +
                                     "' has buffers in use by another queue; a dpdk rx queue turns all of its "
                                     "region's buffers into mbufs: give it a region of its own");
+  }
+  if (in_dpdk_memory) {
+    const std::string name = unique_name("ndq_rxd");
+    mp_ = rte_pktmbuf_pool_create(name.c_str(), n, cache, 0, static_cast<uint16_t>(pool.stride()), socket);
+    if (!mp_) {
+      pool.free_bulk(taken_.data(), n);
+      taken_.clear();
+      throw Error(Errc::resource, context + ": cannot create " + std::to_string(n) + " mbufs of " +
+                                      std::to_string(pool.stride()) + " bytes in EAL memory: " +
+                                      rte_strerror(rte_errno) + " (raise eal.memory_mb)");
+    }
+    return;
   }
   try {
     extmem_ = std::make_unique<ExternalMemory>(pool, port, context);
@@ -98,8 +110,14 @@ RegionMbufPool::RegionMbufPool(BufferPool& pool, uint16_t port, int socket, uint
 
 RegionMbufPool::~RegionMbufPool() {
   if (mp_) {
-    if (const uint32_t out = in_use())
-      log()->warn("dpdk: mempool over region '{}' freed with {} mbufs still out", pool_.region().name(), out);
+    // Our own mbufs must all be back; drivers with their own layout (af_xdp) keep their fill
+    // ring's mbufs when they close.
+    if (const uint32_t out = in_use()) {
+      if (in_region())
+        log()->warn("dpdk: mempool over region '{}' freed with {} mbufs still out", pool_.region().name(), out);
+      else
+        log()->debug("dpdk: mempool for region '{}' freed with {} mbufs kept by the driver", pool_.region().name(), out);
+    }
     rte_mempool_free(mp_);
   }
   extmem_.reset();

@@ -39,8 +39,12 @@ class ExternalMemory {
 
 class RegionMbufPool {
  public:
-  // Takes every buffer of pool (throws Error when another queue holds some).
-  RegionMbufPool(BufferPool& pool, uint16_t port, int socket, uint32_t cache, const std::string& context);
+  // Takes every buffer of pool (throws Error when another queue holds some). in_dpdk_memory:
+  // for drivers that need their own mbuf layout (af_xdp), the mbufs and their data come from
+  // EAL memory instead (as many, as large); the region's buffers stay reserved and unused.
+  RegionMbufPool(BufferPool& pool, uint16_t port, int socket, uint32_t cache, bool in_dpdk_memory,
+                 const std::string& context);
+  bool in_region() const noexcept { return extmem_ != nullptr; }
   ~RegionMbufPool();
   RegionMbufPool(const RegionMbufPool&) = delete;
   RegionMbufPool& operator=(const RegionMbufPool&) = delete;
