@@ -573,3 +573,26 @@ TEST(DpdkTap, IsolatedFlowsToNetdaqRestToTheKernel) {
 }
 
 }  // namespace
+
+// dpdk tx through the tap to a kernel socket with the checksums left to the driver (the tap
+// driver offers IPv4 and UDP checksum offload): the kernel verifies both and accepts every
+// datagram only if the engine set the offload flags and the pseudo-header sum right.
+TEST(DpdkTap, ChecksumOffloadedDatagramsReachAKernelSocket) {
+  NDQ_REQUIRE_DPDK();
+  NetnsLab lab;
+  DpdkIface d = tap_iface(1);
+  d.tx_queues = 1;
+  d.destination = "udp://" + lab.a().ip4 + ":47300";  // a local address of A (the sink binds it)
+  d.dpdk.src_ip = kPeerIp;
+  // The tap netdev's MAC is random and unknown before the device exists; the kernel takes an
+  // L2 broadcast carrying a unicast IP for this host (drop_unicast_in_l2_multicast is off).
+  d.dpdk.dst_mac = "ff:ff:ff:ff:ff:ff";
+  auto session = open_tap(lab, d);
+  auto& tx = session->tx_queue("d0", 0);
+  const QueueStats before = tx.stats();
+  EXPECT_NE(before.mode.find("checksum offload"), std::string::npos) << before.mode;
+  UdpSink sink(lab, lab.a(), 47300);
+  ASSERT_EQ(send_sequence(tx, 0, 3000, 700), 3000u);
+  EXPECT_TRUE(exactly_sequence(sink.finish(3000, 10s), 0, 3000, 700));
+  lab.run_in(lab.a().ns, [&] { session.reset(); });
+}
