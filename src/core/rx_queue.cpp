@@ -62,11 +62,11 @@ RxBurst RxQueueImpl::poll() noexcept {
     outstanding_.fetch_add(1, std::memory_order_relaxed);
     return RxBurst(d);
   }
-  if (!free_.dequeue_burst(&d, 1)) return {};  // the application holds every burst
+  if (!(d = take_free())) return {};  // the application holds every burst
   d->first = 0;
   d->count = port_->receive(d->pkts, d->capacity);
   if (d->count == 0) {
-    free_.enqueue_burst(&d, 1);
+    put_free(d);
     return {};
   }
   deliver_count(*d);
@@ -78,17 +78,29 @@ void RxQueueImpl::release(BurstDesc* d) noexcept {
   if (d->count > d->first) port_->release(d->pkts + d->first, d->count - d->first);
   d->count = d->first = 0;
   if (d != &spare_) {
-    free_.enqueue_burst(&d, 1);
+    put_free(d);
     outstanding_.fetch_sub(1, std::memory_order_relaxed);
   }
+}
+
+// Free bursts: the one released last waits in hot_ and is taken first (its packet array is
+// still in the cache: a direct-mode loop reuses one burst instead of cycling through
+// ring_depth of them); the others in the free_ ring.
+BurstDesc* RxQueueImpl::take_free() noexcept {
+  BurstDesc* d = hot_.exchange(nullptr, std::memory_order_acquire);
+  if (!d && !free_.dequeue_burst(&d, 1)) return nullptr;
+  return d;
+}
+
+void RxQueueImpl::put_free(BurstDesc* d) noexcept {
+  if (BurstDesc* old = hot_.exchange(d, std::memory_order_acq_rel)) free_.enqueue_burst(&old, 1);
 }
 
 bool RxQueueImpl::worker_step() noexcept {
   if (!cur_ || (cur_ == &spare_ && cur_->count == 0)) {
     // The app holds all bursts: receive into spare_ (will drop). Leave spare_ as soon as
     // the app has released one, or the next batch is dropped although there is room.
-    BurstDesc* d = nullptr;
-    if (free_.dequeue_burst(&d, 1)) cur_ = d;
+    if (BurstDesc* d = take_free()) cur_ = d;
     else if (!cur_) cur_ = &spare_;
     cur_->count = cur_->first = 0;
   }
@@ -101,7 +113,7 @@ bool RxQueueImpl::worker_step() noexcept {
   const bool full = cur->count == cur->capacity;
   if (full || (cur->count && monotonic_ns() - first_ns_ >= uint64_t{res_.queue->timeout_us} * 1000)) {
     BurstDesc* d = nullptr;
-    if (cur == &spare_ && free_.dequeue_burst(&d, 1)) {  // a burst was released meanwhile
+    if (cur == &spare_ && (d = take_free())) {  // a burst was released meanwhile
       std::copy(spare_.pkts, spare_.pkts + spare_.count, d->pkts);
       d->count = spare_.count;
       d->first = 0;
@@ -114,7 +126,7 @@ bool RxQueueImpl::worker_step() noexcept {
       res_.counters->drop(DropReason::ring_full, cur->count);
       port_->release(cur->pkts, cur->count);
       cur->count = 0;
-      if (cur != &spare_) free_.enqueue_burst(&cur, 1);
+      if (cur != &spare_) put_free(cur);
     }
     cur_ = nullptr;
   }
@@ -130,7 +142,7 @@ void RxQueueImpl::worker_finish() noexcept {
   } else {
     port_->release(cur->pkts, cur->count);
     cur->count = 0;
-    if (cur != &spare_) free_.enqueue_burst(&cur, 1);
+    if (cur != &spare_) put_free(cur);
   }
 }
 

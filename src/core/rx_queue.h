@@ -34,6 +34,8 @@ class RxQueueImpl final : public BurstOwner {
 
  private:
   void deliver_count(const BurstDesc& d) noexcept;
+  BurstDesc* take_free() noexcept;
+  void put_free(BurstDesc* d) noexcept;
 
   QueueResources res_;
   std::unique_ptr<RxPort> port_;
@@ -41,6 +43,7 @@ class RxQueueImpl final : public BurstOwner {
   std::vector<BurstDesc> descs_;
   BurstDesc spare_;                  // worker: receives here when the app holds every burst
   MpmcRing<BurstDesc*> free_;
+  std::atomic<BurstDesc*> hot_{nullptr};  // the free burst released last (take_free)
   SpscRing<BurstDesc*> ready_;
   BurstDesc* cur_ = nullptr;         // worker: the burst being filled
   uint64_t first_ns_ = 0;            // worker: when its first packet arrived

@@ -1,5 +1,6 @@
 #include <rte_ethdev.h>
 
+#include <bit>
 #include <vector>
 
 #include "engines/dpdk/lcore.h"
@@ -13,7 +14,14 @@ class DpdkRx final : public RxPort {
  public:
   DpdkRx(const QueueResources& q, const PortContext& ctx, FlowState& flows, const RegionMbufPool& pool)
       : q_(q), ctx_(ctx), flows_(flows), pool_(pool), id_(q.queue->id), split_(q.segments == 2 && !ctx.loopback),
-        raw_(q.iface->dpdk.raw_frames), mbufs_(q.queue->batch_size), dropped_(q.queue->batch_size) {}
+        raw_(q.iface->dpdk.raw_frames),
+        fast_free_(!split_ && !ctx.loopback && pool.in_region()),
+        mbufs_(q.queue->batch_size),
+        dropped_(q.queue->batch_size),
+        base_(pool.pool().address(0)) {
+    const size_t stride = pool.pool().stride();
+    if (std::has_single_bit(stride)) shift_ = std::countr_zero(stride);
+  }
 
   uint32_t receive(Packet* pkts, uint32_t max) noexcept override {
     ensure_lcore();
@@ -57,7 +65,7 @@ class DpdkRx final : public RxPort {
       f.data[0] = frame + u.offset;
       f.l2_len = static_cast<uint16_t>(u.offset);
       f.whole_frame = 0;
-      f.buf[0] = pool_.pool().index_of(static_cast<std::byte*>(mb->buf_addr));
+      f.buf[0] = index_of(mb);
       f.handle = mb;
       f.flow = flow;
       f.timestamp_ns = 0;
@@ -93,7 +101,7 @@ class DpdkRx final : public RxPort {
       f.len[0] = f.cap[0] = mb->data_len;
       f.l2_len = 0;
       f.whole_frame = 1;
-      f.buf[0] = pool_.pool().index_of(static_cast<std::byte*>(mb->buf_addr));
+      f.buf[0] = index_of(mb);
       f.handle = mb;
       f.flow = 0;
       f.timestamp_ns = 0;
@@ -103,13 +111,35 @@ class DpdkRx final : public RxPort {
   }
 
   void release(Packet* pkts, uint32_t n) noexcept override {
+    // In worker mode the application's thread frees what the worker received: registered as
+    // an lcore it frees into a mempool cache of its own, else straight into the pool's ring.
+    ensure_lcore();
     rte_mbuf* m[256];
     uint32_t k = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-      m[k++] = static_cast<rte_mbuf*>(fields(pkts[i]).handle);
-      if (k == 256) rte_pktmbuf_free_bulk(m, k), k = 0;
+    if (fast_free_) {
+      // One segment from this queue's pool, refcnt 1 (the application cannot take
+      // references): straight back into the mempool, as rte_pktmbuf_free would after its
+      // per-mbuf checks (which read the pinned external buffer's shared info, a cache line
+      // of its own per mbuf). Anything else takes the general path.
+      rte_mempool* mp = pool_.mempool();
+      for (uint32_t i = 0; i < n; ++i) {
+        auto* mb = static_cast<rte_mbuf*>(fields(pkts[i]).handle);
+        if (__builtin_expect(mb->nb_segs != 1 || mb->pool != mp, 0)) {
+          rte_pktmbuf_free(mb);
+          continue;
+        }
+        mb->ol_flags = RTE_MBUF_F_EXTERNAL;  // what rte_pktmbuf_free leaves on a pinned external buffer
+        m[k++] = mb;
+        if (k == 256) rte_mempool_put_bulk(mp, reinterpret_cast<void**>(m), k), k = 0;
+      }
+      if (k) rte_mempool_put_bulk(mp, reinterpret_cast<void**>(m), k);
+    } else {
+      for (uint32_t i = 0; i < n; ++i) {
+        m[k++] = static_cast<rte_mbuf*>(fields(pkts[i]).handle);
+        if (k == 256) rte_pktmbuf_free_bulk(m, k), k = 0;
+      }
+      if (k) rte_pktmbuf_free_bulk(m, k);
     }
-    if (k) rte_pktmbuf_free_bulk(m, k);
     q_.counters->pool_in_use.fetch_sub(n, std::memory_order_relaxed);
   }
 
@@ -127,6 +157,12 @@ class DpdkRx final : public RxPort {
   const QueueResources& resources() const noexcept override { return q_; }
 
  private:
+  // The pool buffer an mbuf's data lives in (a shift for power-of-two strides, not a division).
+  uint32_t index_of(const rte_mbuf* mb) const noexcept {
+    const auto off = static_cast<size_t>(static_cast<const std::byte*>(mb->buf_addr) - base_);
+    return static_cast<uint32_t>(shift_ >= 0 ? off >> shift_ : off / pool_.pool().stride());
+  }
+
   QueueResources q_;
   PortContext ctx_;
   FlowState& flows_;
@@ -134,8 +170,11 @@ class DpdkRx final : public RxPort {
   uint16_t id_;
   bool split_;
   bool raw_;
+  bool fast_free_;  // release: mbufs (pinned external buffers in the region) straight back to the pool
   std::vector<rte_mbuf*> mbufs_;
   std::vector<rte_mbuf*> dropped_;
+  const std::byte* base_;
+  int shift_ = -1;
   std::atomic<uint64_t> not_udp_{0};
 };
 
