@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -21,6 +22,8 @@ Config DpdkIface::build() const {
   Config c;
   c.log.level = log_level;
   c.eal = eal;
+  // Where DPDK's drivers are not in their standard place (a carried DPDK on the GPU machine).
+  if (const char* drivers = std::getenv("NETDAQ_DPDK_DRIVERS")) c.eal.args.push_back(std::string("-d") + drivers);
   InterfaceConfig i;
   i.name = "d0";
   i.engine = "dpdk";
