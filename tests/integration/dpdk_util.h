@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "afxdp_util.h"
+#include "hugepage_pool.h"
 #include "peers.h"
 #include "test_util.h"
 
@@ -50,28 +51,6 @@ struct DpdkIface {
     return e;
   }
   netdaq::Config build() const;
-};
-
-// Hugepages for one test: makes at least `pages` 2 MiB pages free, and gives back what it
-// reserved when destroyed. Tests that use it hold a lock file, so they never race each other
-// over nr_hugepages.
-class Hugepages {
- public:
-  explicit Hugepages(unsigned pages);
-  ~Hugepages();
-  Hugepages(const Hugepages&) = delete;
-  Hugepages& operator=(const Hugepages&) = delete;
-  bool ok() const { return ok_; }
-  const std::string& why() const { return why_; }
-  static unsigned total();
-  static unsigned free_pages();
-  static void set_total(unsigned n);
-
- private:
-  int lock_fd_ = -1;
-  unsigned before_ = 0;
-  bool ok_ = false;
-  std::string why_;
 };
 
 // Files under the EAL runtime directories and hugetlbfs mounts that a file prefix left.

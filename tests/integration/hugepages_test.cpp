@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/memory_region.h"
+#include "hugepage_pool.h"
 #include "netdaq/netdaq.h"
 #include "test_util.h"
 
@@ -26,29 +27,6 @@ long read_count(const std::string& file) {
   in >> v;
   return v;
 }
-
-bool write_count(const std::string& file, long v) {
-  std::ofstream out(kHugeDir + file);
-  out << v;
-  out.flush();
-  return bool(out);
-}
-
-// Adds `extra` pages to the pool for the test's lifetime; restores the old count after.
-class HugepageReservation {
- public:
-  explicit HugepageReservation(long extra) : before_(read_count("nr_hugepages")) {
-    ok_ = before_ >= 0 && write_count("nr_hugepages", before_ + extra) && read_count("nr_hugepages") >= before_ + extra;
-  }
-  ~HugepageReservation() {
-    if (before_ >= 0) write_count("nr_hugepages", before_);
-  }
-  bool ok() const { return ok_; }
-
- private:
-  long before_;
-  bool ok_ = false;
-};
 
 #define NDQ_REQUIRE_HUGEPAGES()                                                               \
   NDQ_REQUIRE(geteuid() == 0, "reserving hugepages needs root");                            \
@@ -68,7 +46,7 @@ MemoryRegionConfig huge_region(const std::string& name, uint32_t buf_size, uint3
 
 TEST(Hugepages, RegionTakesReservedPagesAndGivesThemBack) {
   NDQ_REQUIRE_HUGEPAGES();
-  HugepageReservation reserve(8);
+  Hugepages reserve(8);
   ASSERT_TRUE(reserve.ok()) << "could not reserve 8 hugepages";
   const long free_before = read_count("free_hugepages");
   {
@@ -101,7 +79,7 @@ TEST(Hugepages, RequiredButUnavailableSaysHowToReserve) {
 // Real UDP traffic received into hugepage buffers, every byte checked.
 TEST(Hugepages, SocketSessionReceivesIntoHugepages) {
   NDQ_REQUIRE_HUGEPAGES();
-  HugepageReservation reserve(8);
+  Hugepages reserve(8);
   ASSERT_TRUE(reserve.ok());
   const long free_before = read_count("free_hugepages");
   const uint16_t port = free_port(SOCK_DGRAM);
