@@ -1,0 +1,589 @@
+#!/usr/bin/env bash
+# netdaq's dpdk engine against dpdk-testpmd rxonly as receivers on the same DPDK ports, one
+# polling core each, side by side in one run. The receivers alternate (netdaq worker, netdaq
+# direct, testpmd, netdaq worker, ...) for --rounds; the table shows medians.
+#
+# Receivers (same EAL memory: in-memory on hugepages, or --no-huge with --memory plain; burst
+# 64; --mbufs mbufs of 2,048 B incl. headroom; mempool cache 256; 1,024 rx descriptors; EAL
+# main lcore on --main-cpu, polling lcore on --rx-cpu):
+#   testpmd  dpdk-testpmd --in-memory -m 256 --iova-mode=va --no-pci --no-telemetry -l MAIN,RX
+#            --vdev PORT -- --forward-mode=rxonly --nb-cores=1 --burst=64 --total-num-mbufs=N
+#            --mbcache=256 --mbuf-size=2048 --rxd=1024 --stats-period 1; stdin held open, stopped
+#            with SIGINT (testpmd 22.11 prints its forward statistics then).
+#   netdaq   `netdaq run CONFIG -q --no-verify -d SECONDS --json FILE`, one rx queue, batch_size
+#            64, ring_depth 32, eal {cores: [MAIN, RX], main_core: MAIN}; the CLI's receiver
+#            thread reads each packet's first bytes (payload header check) and releases the burst.
+#            worker: `mode: worker, cpu_core: RX`: the engine's worker polls on RX, the CLI's
+#                    receiver thread takes its bursts on MAIN (pinned by this script)
+#            direct: `mode: direct`: the CLI's receiver thread polls the port itself, on RX;
+#                    one thread, one core, like testpmd's forwarding lcore
+#            The script pins netdaq's other threads (main, EAL's) on MAIN after the start.
+#
+# Cases:
+#   null   net_null0,size=64: a virtual port that returns as many 64 B frames as asked for
+#          (mbufs from the receiver's mempool, contents untouched), so the receiver's own cost
+#          per packet is all there is. netdaq with dpdk.raw_frames (the frames are not UDP;
+#          whole frames are handed over, as rxonly does not parse either). Steady-state rate:
+#          testpmd's periodic Rx-pps after the first period, netdaq's queue packets over its
+#          seconds (first to last burst); --duration s each. ns/packet = 1e9 / rate (one
+#          polling core); ratio = netdaq / testpmd, target >= 0.9.
+#   afxdp  the veth pair of afxdp_vs_pmd.sh (namespaces ndqdA<pid> / ndqdB<pid>) under DPDK's
+#          AF_XDP PMD: both receivers open net_af_xdp0,iface=ndqdva,start_queue=0,queue_count=1
+#          (netdaq: UDP payloads, no raw_frames, no flows); the sender is dpdk-testpmd txonly
+#          over the af_packet PMD, 64 B frames, unpaced, on --main-cpu for --duration s. Rates =
+#          received / sender seconds; drops: netdaq's QueueStats drops, testpmd's RX-dropped +
+#          RX-nombufs + RX-error; lost = sent - received. On a 2-CPU machine the sender shares
+#          its CPU with the main lcores (idle) and netdaq's receiver thread in worker mode.
+#
+# usage: bench/dpdk_vs_testpmd.sh [--duration S] [--rounds N] [--cases null,afxdp] [--json FILE]
+#            [--netdaq PATH] [--main-cpu N] [--rx-cpu N] [--mbufs N] [--memory huge|plain]
+#            [--hugepages N] [--receivers netdaq,direct,testpmd] [--rt] [--perf] [--keep DIR]
+#   --duration S      seconds per round and receiver, whole seconds >= 3 (default 5)
+#   --rounds N        rounds per case and receiver (default 3; the table shows medians)
+#   --cases LIST      null, afxdp or both (default null,afxdp)
+#   --receivers LIST  in this order per round: netdaq (worker mode), direct (netdaq direct
+#                     mode), testpmd (default netdaq,direct,testpmd)
+#   --main-cpu N      EAL main lcore of the receivers; (afxdp) the sender's CPU (default 0)
+#   --rx-cpu N        the polling lcore (default 1)
+#   --mbufs N         mbufs per receiver (testpmd --total-num-mbufs, netdaq num_bufs; default 8192)
+#   --memory MODE     huge (default: EAL in-memory on hugepages, netdaq's region kind huge) or
+#                     plain (--no-huge, region kind host)
+#   --hugepages N     2 MiB hugepages the script reserves on top of those already reserved and
+#                     gives back at the end, also on an error or Ctrl-C (default 512; 0: none)
+#   --rt              null case: run the receivers SCHED_FIFO 50 (chrt), so other load on a
+#                     shared machine cannot preempt them (not for afxdp: real-time threads on
+#                     the sender's CPU would hold off the kernel's veth/XDP work there)
+#   --perf            cpu-clock profile (perf record -g) of the polling CPU for 2 s of each null
+#                     round: top symbols in the output, perf.data in --keep DIR
+#   --keep DIR        keep every output file (configs, testpmd logs, netdaq JSON, thread pinning)
+# Needs root, dpdk-testpmd, a netdaq built with the dpdk engine (`netdaq --version`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+duration=5
+rounds=3
+cases="null,afxdp"
+json_out=""
+netdaq=""
+main_cpu=0
+rx_cpu=1
+mbufs=8192
+memory=huge
+hugepages=512
+receivers="netdaq,direct,testpmd"
+perf=0
+rt=0
+keep=""
+port=47700
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) duration=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --cases) cases=$2; shift 2 ;;
+    --json) json_out=$2; shift 2 ;;
+    --netdaq) netdaq=$2; shift 2 ;;
+    --main-cpu) main_cpu=$2; shift 2 ;;
+    --rx-cpu) rx_cpu=$2; shift 2 ;;
+    --mbufs) mbufs=$2; shift 2 ;;
+    --memory) memory=$2; shift 2 ;;
+    --hugepages) hugepages=$2; shift 2 ;;
+    --receivers) receivers=$2; shift 2 ;;
+    --perf) perf=1; shift ;;
+    --rt) rt=1; shift ;;
+    --keep) keep=$2; shift 2 ;;
+    -h|--help) sed -n '2,58p' "$0"; exit 0 ;;
+    *) echo "unknown option $1 (see --help)" >&2; exit 1 ;;
+  esac
+done
+
+if [ -z "$netdaq" ]; then  # the first build with the dpdk engine
+  for c in "${NETDAQ_BUILD_DIR:-build}/tools/netdaq/netdaq" build*/tools/netdaq/netdaq; do
+    if [ -x "$c" ] && "$c" --version 2>/dev/null | grep -q dpdk; then netdaq=$c; break; fi
+  done
+fi
+[ -n "$netdaq" ] && [ -x "$netdaq" ] ||
+  { echo "no netdaq binary with the dpdk engine found: build one or pass --netdaq PATH" >&2; exit 1; }
+netdaq=$(realpath "$netdaq")
+"$netdaq" --version | grep -q dpdk || { echo "$netdaq has no dpdk engine ($("$netdaq" --version | sed -n 2p))" >&2; exit 1; }
+command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd not found (apt-get install dpdk)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "needs root (hugepages, namespaces, XDP)" >&2; exit 1; }
+[[ "$duration" =~ ^[0-9]+$ ]] && [ "$duration" -ge 3 ] || { echo "--duration: whole seconds, at least 3" >&2; exit 1; }
+[ "$main_cpu" != "$rx_cpu" ] || { echo "--main-cpu and --rx-cpu must differ" >&2; exit 1; }
+case "$memory" in huge|plain) ;; *) echo "--memory: huge or plain" >&2; exit 1 ;; esac
+[ "$perf" = 0 ] || command -v perf >/dev/null || { echo "--perf: perf not found" >&2; exit 1; }
+
+bound=$((duration + 40))  # seconds any one process may run (timeout -s INT, then KILL)
+ns_a=ndqdA$$ ns_b=ndqdB$$ veth_a=ndqdva veth_b=ndqdvb
+ip_a=10.197.0.1 ip_b=10.197.0.2
+prefix=ndqd$$
+hp_file=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+hp_added=0
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  local rc=$?
+  for p in "${pids[@]}"; do [ -z "$p" ] || kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do [ -z "$p" ] || wait "$p" 2>/dev/null || true; done
+  ip netns del "$ns_a" 2>/dev/null || true
+  ip netns del "$ns_b" 2>/dev/null || true
+  rm -rf /var/run/dpdk/"$prefix"_* 2>/dev/null || true
+  if [ "$hp_added" -gt 0 ]; then  # give back what this script reserved (others may hold more)
+    local now
+    now=$(cat "$hp_file")
+    echo $((now > hp_added ? now - hp_added : 0)) >"$hp_file" 2>/dev/null || true
+  fi
+  if [ -n "$keep" ]; then mkdir -p "$keep" && cp -r "$tmp"/. "$keep"/; fi
+  rm -rf "$tmp"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- hugepages ----
+if [ "$memory" = huge ] && [ "$hugepages" -gt 0 ]; then
+  hp_before=$(cat "$hp_file")
+  echo $((hp_before + hugepages)) >"$hp_file" || true
+  hp_added=$(( $(cat "$hp_file") - hp_before ))
+  [ "$hp_added" -gt 0 ] || hp_added=0
+  echo "hugepages: reserved $hp_added x 2 MiB (asked $hugepages; $hp_before were reserved before)" >&2
+fi
+if [ "$memory" = huge ]; then
+  free_mb=$(( $(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages) * 2 ))
+  [ "$free_mb" -ge 320 ] || { echo "only $free_mb MiB of 2 MiB hugepages free; each receiver needs ~300 (--hugepages N)" >&2; exit 1; }
+fi
+
+# wait_for FILE TEXT SECONDS [PID]: until FILE contains TEXT (or process PID has ended)
+wait_for() {
+  local i
+  for ((i = 0; i < $3 * 100; i++)); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    [ -z "${4:-}" ] || kill -0 "$4" 2>/dev/null || return 1
+    sleep 0.01
+  done
+  return 1
+}
+
+rt_cmd=()  # set per case: --rt applies to the null case
+
+mem_eal() {  # EAL memory options of a receiver
+  if [ "$memory" = huge ]; then echo --in-memory -m 256; else echo --no-huge --no-shconf -m 256; fi
+}
+
+child_of() { ps -o pid= --ppid "$1" 2>/dev/null | head -1 | tr -d ' ' || true; }  # timeout's child: the receiver
+
+# perf_sample NAME: a cpu-clock profile (call graphs) of the polling CPU in the middle of the run
+perf_pid=""
+perf_sample() {
+  perf_pid=""
+  [ "$perf" = 1 ] || return 0
+  ( sleep 1; perf record -q -e cpu-clock -g -C "$rx_cpu" -o "$tmp/$1.perf" -- sleep 2 || true ) >/dev/null 2>&1 &
+  perf_pid=$!
+  pids+=("$perf_pid")
+}
+perf_done() {  # NAME: waits for perf_sample's profiler
+  [ -n "$perf_pid" ] || return 0
+  wait "$perf_pid" 2>/dev/null || true
+  pids=("${pids[@]/$perf_pid}")
+}
+
+# ---- receivers ----
+netdaq_mode() { if [ "$1" = direct ]; then echo direct; else echo worker; fi; }
+# netdaq_config CASE MODE
+netdaq_config() {
+  local kind=huge hp=true addr extra="" cpu_line
+  [ "$memory" = huge ] || { kind=host; hp=false; }
+  if [ "$1" = null ]; then addr="net_null0,size=64"; extra="raw_frames: true, "; else addr="net_af_xdp0,iface=$veth_a,start_queue=0,queue_count=1"; fi
+  if [ "$2" = worker ]; then cpu_line="mode: worker, cpu_core: $rx_cpu"; else cpu_line="mode: direct"; fi
+  cat <<EOF
+# netdaq dpdk rx-only: the benchmark's receiver ($0, case $1)
+memory_regions:
+  - {name: rx_bufs, kind: $kind, buf_size: 2048, num_bufs: $mbufs}
+interfaces:
+  - name: rx
+    engine: dpdk
+    address: "$addr"
+    rx:
+      queues:
+        - {id: 0, $cpu_line, batch_size: 64, ring_depth: 32, memory_regions: [rx_bufs]}
+    dpdk: {${extra}rx_desc: 1024, mempool_cache: 256}
+eal: {cores: [$main_cpu, $rx_cpu], main_core: $main_cpu, hugepages: $hp, memory_mb: 256, file_prefix: ${prefix}_nd}
+run: {duration_s: $duration}
+log: {level: warn}
+EOF
+}
+
+# pin_threads PID MODE: the CLI's receiver thread (ndq-rx: polls the queue in direct mode,
+# takes the worker's bursts in worker mode) on --rx-cpu (direct) or --main-cpu (worker), every
+# other thread but the engine's worker (ndq-rx/..., pinned by cpu_core) on --main-cpu.
+pin_threads() {
+  local pid=$1 i t tid comm rx=$main_cpu
+  [ "$2" = worker ] || rx=$rx_cpu
+  for ((i = 0; i < 500; i++)); do  # the receiver thread starts after "netdaq run:"
+    grep -qx "ndq-rx" /proc/"$pid"/task/*/comm 2>/dev/null && break
+    sleep 0.01
+  done
+  for t in /proc/"$pid"/task/*; do
+    tid=${t##*/}
+    comm=$(cat "$t/comm" 2>/dev/null) || continue
+    case "$comm" in
+      ndq-rx/*|ndq-cpu*) ;;
+      ndq-rx) taskset -p -c "$rx" "$tid" >/dev/null 2>&1 || true ;;
+      *) taskset -p -c "$main_cpu" "$tid" >/dev/null 2>&1 || true ;;
+    esac
+  done
+  { grep -H . /proc/"$pid"/task/*/comm 2>/dev/null || true; } | while IFS=: read -r f c; do
+    echo "$c $(taskset -p -c "$(basename "$(dirname "$f")")" 2>/dev/null | sed 's/.*: //')"; done >"$3"
+}
+
+# netdaq_rx NAME CASE MODE RUN_SECONDS [NETNS]: runs netdaq for RUN_SECONDS; the caller waits (netdaq_wait)
+netdaq_pid=""
+netdaq_rx() {
+  local name=$1 out=$tmp/$1 ns=${5:-}
+  netdaq_config "$2" "$3" >"$out.yaml"
+  ${ns:+ip netns exec "$ns"} timeout -s INT -k 5 "$bound" "${rt_cmd[@]}" "$netdaq" run "$out.yaml" -q --no-verify \
+    -d "$4" --json "$out.json" >"$out.rx" 2>&1 &
+  netdaq_pid=$!
+  pids+=("$netdaq_pid")
+  if ! wait_for "$out.rx" "netdaq run: .*rx queue" 20 "$netdaq_pid"; then echo "netdaq $name did not start: $(tail -3 "$out.rx")" >&2; fi
+  date +%s.%N >"$out.rx.start"
+  local p
+  p=$(child_of "$netdaq_pid")  # timeout's child (ip netns exec and timeout exec)
+  [ -z "$p" ] || pin_threads "$p" "$3" "$out.threads"
+}
+netdaq_wait() {
+  local name=$1 out=$tmp/$1 rc=0
+  wait "$netdaq_pid" || rc=$?
+  date +%s.%N >"$out.rx.stop"
+  pids=("${pids[@]/$netdaq_pid}")
+  [ "$rc" = 0 ] || echo "netdaq $name exited with $rc: $(tail -5 "$out.rx")" >&2
+}
+
+# testpmd_rx NAME VDEV [NETNS]: starts testpmd rxonly; testpmd_stop sends SIGINT
+testpmd_pid=""
+testpmd_rx() {
+  local name=$1 out=$tmp/$1 ns=${3:-}
+  mkfifo "$out.fifo"
+  # stdin: a pipe held open (EOF would end a non-interactive testpmd); SIGINT stops it.
+  # shellcheck disable=SC2046  # mem_eal: several words
+  ${ns:+ip netns exec "$ns"} timeout -s INT -k 5 "$bound" "${rt_cmd[@]}" stdbuf -oL -eL dpdk-testpmd $(mem_eal) --file-prefix "${prefix}_tp" \
+      --no-pci --no-telemetry --iova-mode=va -l "$main_cpu,$rx_cpu" --main-lcore "$main_cpu" --vdev "$2" -- \
+      --forward-mode=rxonly --nb-cores=1 --burst=64 --total-num-mbufs="$mbufs" --mbcache=256 --mbuf-size=2048 \
+      --rxd=1024 --txd=1024 --stats-period 1 <"$out.fifo" >"$out.rx" 2>&1 &
+  testpmd_pid=$!
+  pids+=("$testpmd_pid")
+  exec 3>"$out.fifo"
+  if ! wait_for "$out.rx" "start packet forwarding" 20 "$testpmd_pid"; then echo "testpmd $name did not start: $(tail -3 "$out.rx")" >&2; fi
+  date +%s.%N >"$out.rx.start"
+}
+testpmd_stop() {
+  local name=$1 out=$tmp/$1 rc=0
+  date +%s.%N >"$out.rx.stop"
+  kill -INT "$testpmd_pid" 2>/dev/null || true  # timeout passes SIGINT on to testpmd
+  exec 3>&-  # and stdin EOF, should it wait for "enter" after the signal
+  wait "$testpmd_pid" || rc=$?
+  pids=("${pids[@]/$testpmd_pid}")
+  # testpmd 22.11 prints its statistics in the SIGINT handler, then dies of the signal (130).
+  [ "$rc" = 0 ] || [ "$rc" = 130 ] || echo "testpmd $name exited with $rc: $(tail -5 "$out.rx")" >&2
+  grep -q "Forward statistics for port 0" "$out.rx" || echo "testpmd $name printed no statistics: $(tail -5 "$out.rx")" >&2
+  rm -rf /var/run/dpdk/"${prefix}_tp"  # testpmd leaves its runtime dir (netdaq removes its own)
+}
+
+null_round() {  # NAME WHO
+  local name=$1
+  case "$2" in
+    netdaq|direct)
+      netdaq_rx "$name" null "$(netdaq_mode "$2")" "$duration"
+      perf_sample "$name"
+      netdaq_wait "$name"
+      perf_done "$name" ;;
+    testpmd)
+      testpmd_rx "$name" "net_null0,size=64"
+      perf_sample "$name"
+      sleep "$duration"
+      testpmd_stop "$name"
+      perf_done "$name" ;;
+  esac
+}
+
+# ---- the veth lab (case afxdp) ----
+lab_up() {
+  ip netns add "$ns_a"
+  ip netns add "$ns_b"
+  ip link add "$veth_a" netns "$ns_a" type veth peer name "$veth_b" netns "$ns_b"
+  local side ns_var veth_var ip_var
+  for side in a b; do
+    ns_var=ns_$side veth_var=veth_$side ip_var=ip_$side
+    ip -n "${!ns_var}" addr add "${!ip_var}/24" dev "${!veth_var}"
+    # No IPv6: no router solicitations or MLD reports (testpmd counts every frame).
+    ip netns exec "${!ns_var}" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+    ip -n "${!ns_var}" link set lo up
+    ip -n "${!ns_var}" link set "${!veth_var}" up
+  done
+  mac_a=$(ip -n "$ns_a" -o link show dev "$veth_a" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+}
+xdp_attached() { ip -n "$ns_a" -o link show dev "$veth_a" | grep -q "prog/xdp\| xdp"; }
+veth_stats() {  # FILE: the receiving veth's counters (ethtool -S)
+  ip netns exec "$ns_a" ethtool -S "$veth_a" >"$1" 2>&1 || true
+}
+
+# sender NAME: testpmd txonly (af_packet) on veth_b for $duration s, forwarding on --main-cpu
+sender() {
+  local name=$1 out=$tmp/$1.tx
+  : >"$out"
+  { wait_for "$out" "Press enter to exit" 20 || true; date +%s.%N >"$out.start"; sleep "$duration"; date +%s.%N >"$out.stop"; } |
+    ip netns exec "$ns_b" timeout -s INT -k 5 "$bound" stdbuf -oL -eL dpdk-testpmd --no-huge -m 256 --no-shconf --no-telemetry \
+      --no-pci --file-prefix "${prefix}_tx" --lcores "0@$rx_cpu,1@$main_cpu" --vdev "net_af_packet0,iface=$veth_b" -- \
+      --total-num-mbufs=8192 --forward-mode=txonly --txpkts=64 --tx-ip="$ip_b,$ip_a" --tx-udp="9000,$port" \
+      --eth-peer="0,$mac_a" >"$out" 2>&1 || echo "sender $name: testpmd failed: $(tail -3 "$out")" >&2
+}
+
+afxdp_round() {  # NAME WHO
+  local name=$1 vdev="net_af_xdp0,iface=$veth_a,start_queue=0,queue_count=1"
+  veth_stats "$tmp/$name.veth0"
+  case "$2" in
+    netdaq|direct)
+      netdaq_rx "$name" afxdp "$(netdaq_mode "$2")" $((duration + 3)) "$ns_a"
+      sender "$name"
+      netdaq_wait "$name" ;;
+    testpmd)
+      testpmd_rx "$name" "$vdev" "$ns_a"
+      sender "$name"
+      local left
+      left=$(python3 -c "import sys,time; print(max(0, float(open(sys.argv[1]).read()) + $duration + 3 - time.time()))" "$tmp/$name.rx.start")
+      sleep "$left"
+      testpmd_stop "$name" ;;
+  esac
+  veth_stats "$tmp/$name.veth1"
+  if xdp_attached; then echo "$2 $name left an XDP program attached" >&2; exit 1; fi
+}
+
+IFS=, read -r -a case_list <<<"$cases"
+IFS=, read -r -a receiver_list <<<"$receivers"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+for c in "${case_list[@]}"; do
+  rt_cmd=()
+  case "$c" in
+    null) [ "$rt" = 0 ] || rt_cmd=(chrt -f 50) ;;
+    afxdp) lab_up ;;
+    *) echo "unknown case $c (null, afxdp)" >&2; exit 1 ;;
+  esac
+  for ((r = 1; r <= rounds; r++)); do
+    for who in "${receiver_list[@]}"; do
+      case "$who" in netdaq|direct|testpmd) ;; *) echo "unknown receiver $who (netdaq, direct, testpmd)" >&2; exit 1 ;; esac
+      "${c}_round" "$c.r$r.$who" "$who"
+    done
+    echo "case $c round $r of $rounds done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+  done
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+leftover=$(ls -d /var/run/dpdk/"$prefix"_nd 2>/dev/null || true)  # netdaq removes its runtime dir at exit
+
+settings=$(printf '{"duration_s": %s, "rounds": %s, "cases": "%s", "receivers": "%s", "main_cpu": %s, "rx_cpu": %s, "mbufs": %s, "burst": 64, "mempool_cache": 256, "rx_desc": 1024, "memory": "%s", "hugepages_reserved": %s, "sched_fifo": %s, "load_before": "%s", "load_after": "%s", "runtime_dirs_left": "%s"}' \
+  "$duration" "$rounds" "$cases" "$receivers" "$main_cpu" "$rx_cpu" "$mbufs" "$memory" "$hp_added" "$([ "$rt" = 1 ] && echo true || echo false)" "$load_before" "$load_after" "$leftover")
+python3 - "$tmp" "$json_out" "$netdaq" "$settings" <<'PY'
+import json, os, platform, re, statistics, subprocess, sys
+tmp, out, netdaq, settings = sys.argv[1:5]
+settings = json.loads(settings)
+duration, rounds = settings["duration_s"], settings["rounds"]
+cases = [c for c in settings["cases"].split(",") if c]
+receivers = [w for w in settings["receivers"].split(",") if w]
+netdaqs = [w for w in receivers if w != "testpmd"]
+MODE = {"netdaq": "worker", "direct": "direct"}
+
+def text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+def elapsed(name, part):
+    try:
+        return float(text(f"{tmp}/{name}.{part}.stop")) - float(text(f"{tmp}/{name}.{part}.start"))
+    except ValueError:
+        return None
+
+def port0(out):
+    """The last 'Forward statistics for port 0' block of testpmd's output."""
+    blocks = re.findall(r"Forward statistics for port 0\s*-+\n(.*?)\n\s*-{10,}", out, re.S)
+    return blocks[-1] if blocks else ""
+
+def field(block, label):
+    m = re.search(re.escape(label) + r"\s*([0-9]+)", block)
+    return int(m.group(1)) if m else 0
+
+def perf_top(name):
+    """Top symbols of the polling CPU's cpu-clock profile (perf report --no-children)."""
+    path = f"{tmp}/{name}.perf"
+    if not os.path.exists(path):
+        return []
+    rep = subprocess.run(["perf", "report", "-i", path, "--stdio", "--no-children", "--sort", "comm,dso,sym", "-g", "none",
+                          "--percent-limit", "1"], capture_output=True, text=True).stdout
+    with open(path + ".txt", "w") as f:
+        f.write(rep)
+    top = []
+    for line in rep.splitlines():
+        m = re.match(r"\s+([0-9.]+)%\s+(\S+)\s+(\S+)\s+\[[.kH]\]\s+(.*)$", line)
+        if m and len(top) < 15:
+            top.append({"pct": float(m.group(1)), "comm": m.group(2), "dso": m.group(3), "sym": m.group(4).strip()})
+    return top
+
+def testpmd_rx(name, sender=None):
+    out = text(f"{tmp}/{name}.rx")
+    b = port0(out)
+    if not b:
+        return {"ok": False, "error": out[-500:]}
+    got = field(b, "RX-packets:")
+    missed, nombuf, err = field(b, "RX-dropped:"), field(b, "RX-nombufs:"), field(b, "RX-error:")
+    r = {"ok": True, "received": got, "drops": missed + nombuf + err, "rx_dropped": missed, "rx_nombufs": nombuf,
+         "rx_error": err}
+    if sender is None:  # null: the periodic Rx-pps (the first period shows 0: no previous sample)
+        samples = [int(x) for x in re.findall(r"Rx-pps:\s*([0-9]+)", out)]
+        steady = [v for v in samples[1:] if v > 0]
+        win = elapsed(name, "rx")
+        r["pps_samples"] = samples
+        r["pps_whole_run"] = got / win if win else None
+        r["pps"] = statistics.mean(steady) if steady else r["pps_whole_run"]
+    else:
+        r["pps"] = got / sender["seconds"] if sender["seconds"] else None
+        r["lost"] = sender["sent"] - got
+    return r
+
+def netdaq_rx(name, sender=None):
+    j = json.loads(text(f"{tmp}/{name}.json") or "null")
+    if not j:
+        return {"ok": False, "error": text(f"{tmp}/{name}.rx")[-500:]}
+    q = next(q for q in j["queues"] if q["direction"] == "rx")
+    drops = {k: v for k, v in (q.get("drops") or {}).items() if v}
+    eng = q.get("engine", {})
+    got = q["packets"]
+    r = {"ok": True, "received": got, "drops": sum(drops.values()), "drop_reasons": drops,
+         "engine_counters": {k: v for k, v in eng.items() if v}, "mode": q.get("mode", ""),
+         "queue_seconds": q["seconds"], "run_seconds": j.get("seconds"), "interrupted": j.get("interrupted"),
+         "threads": text(f"{tmp}/{name}.threads").split("\n")[:-1]}
+    if sender is None:
+        r["pps"] = q["pps"]
+        r["pps_whole_run"] = got / j["seconds"] if j.get("seconds") else None
+    else:
+        r["pps"] = got / sender["seconds"] if sender["seconds"] else None
+        r["lost"] = sender["sent"] - got
+    return r
+
+def veth_delta(name):
+    """Counters of the receiving veth (ethtool -S) that changed over the round."""
+    def parse(t):
+        return {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s+([A-Za-z0-9_]+):\s+([0-9]+)$", t, re.M)}
+    a, b = parse(text(f"{tmp}/{name}.veth0")), parse(text(f"{tmp}/{name}.veth1"))
+    return {k: b[k] - a.get(k, 0) for k in b if k != "peer_ifindex" and b[k] - a.get(k, 0)}
+
+def sender(name):
+    b = port0(text(f"{tmp}/{name}.tx"))
+    sec = elapsed(name, "tx") or duration
+    sent = field(b, "TX-packets:")
+    return {"ok": bool(b), "sent": sent, "tx_dropped": field(b, "TX-dropped:"), "seconds": sec, "pps": sent / sec}
+
+results = []
+for c in cases:
+    rows = []
+    for r in range(1, rounds + 1):
+        row = {"round": r}
+        for who in receivers:
+            name = f"{c}.r{r}.{who}"
+            tx = sender(name) if c == "afxdp" else None
+            rx = (testpmd_rx if who == "testpmd" else netdaq_rx)(name, tx)
+            row[who] = {"receiver": rx}
+            if tx:
+                row[who]["sender"] = tx
+                row[who]["veth"] = veth_delta(name)
+            top = perf_top(name)
+            if top:
+                row[who]["perf_top"] = top
+        rows.append(row)
+    def med(who, part, key):
+        v = [x[who][part][key] for x in rows if part in x[who] and x[who][part].get("ok") and x[who][part].get(key) is not None]
+        return statistics.median(v) if v else None
+    res = {"case": c, "port": "net_null0,size=64" if c == "null" else "net_af_xdp0 on a veth pair, 64 B frames"}
+    for who in receivers:
+        pps = med(who, "receiver", "pps")
+        res[who] = {"rx_pps": pps, "received": med(who, "receiver", "received"), "drops": med(who, "receiver", "drops"),
+                    "failed_rounds": sum(1 for x in rows if not x[who]["receiver"].get("ok"))}
+        if c == "null":  # one polling core, never idle: its time per packet
+            res[who]["ns_per_packet"] = 1e9 / pps if pps else None
+        if c == "afxdp":
+            res[who].update({"lost": med(who, "receiver", "lost"), "sender_pps": med(who, "sender", "pps"),
+                             "sent": med(who, "sender", "sent")})
+    b = (res.get("testpmd") or {}).get("rx_pps")
+    for who in netdaqs:
+        a = res[who]["rx_pps"]
+        res[who]["ratio_to_testpmd"] = a / b if a and b else None
+    res["rounds"] = rows
+    results.append(res)
+
+def mpps(v):
+    return f"{v/1e6:.2f}" if v is not None else "-"
+def num(v):
+    return f"{int(v):,}" if v is not None else "-"
+def ns(v):
+    return f"{v:.1f}" if v is not None else "-"
+
+hdr = (f"{'case':>5} {'netdaq':>6} | {'sent':>6} {'netdaq rx':>9} {'ns/pkt':>6} {'drops':>11} {'lost':>8} | {'sent':>6} "
+       f"{'testpmd rx':>10} {'ns/pkt':>6} {'drops':>6} {'lost':>8} | {'netdaq/testpmd':>14}")
+print(hdr)
+print("-" * len(hdr))
+for r in results:
+    p = r.get("testpmd") or {}
+    for who in netdaqs or ["-"]:
+        n = r.get(who) or {}
+        ratio = f"{n['ratio_to_testpmd']:.2f}x" if n.get("ratio_to_testpmd") else "-"
+        if n.get("failed_rounds") == rounds:
+            ratio = "netdaq failed"
+        print(f"{r['case']:>5} {MODE.get(who, '-'):>6} | {mpps(n.get('sender_pps')):>6} {mpps(n.get('rx_pps')):>9} "
+              f"{ns(n.get('ns_per_packet')):>6} {num(n.get('drops')):>11} {num(n.get('lost')):>8} | "
+              f"{mpps(p.get('sender_pps')):>6} {mpps(p.get('rx_pps')):>10} {ns(p.get('ns_per_packet')):>6} "
+              f"{num(p.get('drops')):>6} {num(p.get('lost')):>8} | {ratio:>14}")
+print("(Mpps; sent: the afxdp sender's rate in the same rounds; ns/pkt: null only, where the polling core never idles)")
+print("\nrounds:")
+for r in results:
+    for x in r["rounds"]:
+        for who in receivers:
+            v = x[who]["receiver"]
+            label = "testpmd" if who == "testpmd" else "nd-" + MODE[who]
+            if not v.get("ok"):
+                print(f"  {r['case']:>5} r{x['round']} {label:<10} FAILED: {v.get('error', '')[-300:]!r}")
+                continue
+            t = x[who].get("sender")
+            line = f"  {r['case']:>5} r{x['round']} {label:<10} rx {v['received']:>12,} ({(v['pps'] or 0)/1e6:6.2f} Mpps"
+            if t:
+                line += f"; sent {t['sent']:,} in {t['seconds']:.2f} s, lost {v['lost']:,}"
+            elif v.get("pps_whole_run"):
+                line += f"; whole run {v['pps_whole_run']/1e6:.2f}"
+            line += ")"
+            if who == "testpmd":
+                line += f" RX-dropped {v['rx_dropped']}, RX-nombufs {v['rx_nombufs']}, RX-error {v['rx_error']}"
+            else:
+                line += " drops " + (", ".join(f"{k}={v_}" for k, v_ in v.get("drop_reasons", {}).items()) or "-")
+            if x[who].get("veth"):
+                line += "; veth: " + ", ".join(f"{k.replace('rx_queue_0_', '')}={v_:,}" for k, v_ in x[who]["veth"].items()
+                                                if "bytes" not in k)
+            top = x[who].get("perf_top")
+            if top:
+                line += "\n      cpu " + str(settings["rx_cpu"]) + ": " + ", ".join(
+                    f"{e['sym'][:48]} {e['pct']:.0f}%" for e in top[:8])
+            print(line)
+ver = subprocess.run([netdaq, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+print(f"\n{ver} ({netdaq}); medians of {rounds} rounds of {duration:g} s per receiver; EAL main lcore on CPU "
+      f"{settings['main_cpu']}, polling lcore on CPU {settings['rx_cpu']}; burst 64, {settings['mbufs']} mbufs, memory "
+      f"{settings['memory']}{'; null receivers SCHED_FIFO' if settings['sched_fifo'] else ''}; {os.cpu_count()} CPUs, kernel {platform.release()}; load average {settings['load_before']} "
+      f"before, {settings['load_after']} after")
+print("null: steady-state rate (testpmd: periodic Rx-pps; netdaq: queue packets / first-to-last burst); "
+      "afxdp: received / sender duration; ns/pkt = 1e9 / rate")
+if settings["runtime_dirs_left"]:
+    print(f"WARNING: netdaq left its DPDK runtime dir behind (removed now): {settings['runtime_dirs_left']}")
+if out:
+    with open(out, "w") as f:
+        json.dump({"settings": settings, "cpus": os.cpu_count(), "kernel": platform.release(), "netdaq": ver,
+                   "testpmd": subprocess.run("dpkg-query -W -f '${Version}' dpdk", shell=True, capture_output=True,
+                                             text=True).stdout or "unknown",
+                   "results": results}, f, indent=2)
+    print(f"wrote {out}")
+PY
