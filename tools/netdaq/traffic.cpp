@@ -184,6 +184,7 @@ struct Receiver {
   gpu::FramePipeline* pipeline = nullptr;  // checked bursts go on to the GPU
   uint64_t frames_out = 0;
   int cpu = -1;
+  bool count_only = false;  // raw frames (dpdk.raw_frames): not netdaq payloads, counted as foreign
   std::vector<std::unique_ptr<StreamState>> streams;  // by stream id
   std::vector<StreamState*> active;                   // the non-null entries of streams
   uint64_t foreign = 0, packets = 0, bytes = 0, first_ns = 0, last_ns = 0;
@@ -208,6 +209,15 @@ void receiver_loop(Receiver& r, const TrafficOptions& opt, const std::atomic<boo
     const uint64_t now = payload_clock_ns();
     if (!r.first_ns) r.first_ns = now;
     r.last_ns = now;
+    if (r.count_only) {  // count and release, like a receiver that only drains the queue
+      for (const Packet& p : b) r.bytes += p.size();
+      r.packets += b.size();
+      r.foreign += b.size();
+      b.release();
+      r.pub_malformed.store(r.foreign, std::memory_order_relaxed);
+      r.pub_last_ns.store(now, std::memory_order_relaxed);
+      continue;
+    }
     for (const Packet& p : b) {
       const uint32_t size = p.size();
       ++r.packets;
@@ -327,6 +337,8 @@ TrafficResult run_traffic(Session& session, const TrafficOptions& opt, const Liv
     r->q = rxq[i];
     r->cpu = i < opt.rx_cpu.size() ? opt.rx_cpu[i] : -1;
     r->pipeline = i < opt.rx_pipelines.size() ? opt.rx_pipelines[i] : nullptr;
+    const InterfaceConfig* iface = session.config().find_interface(rxq[i]->interface());
+    r->count_only = iface && iface->engine == "dpdk" && iface->dpdk.raw_frames && !r->pipeline;
     receivers.push_back(std::move(r));
   }
 
