@@ -184,7 +184,7 @@ struct Receiver {
   gpu::FramePipeline* pipeline = nullptr;  // checked bursts go on to the GPU
   uint64_t frames_out = 0;
   int cpu = -1;
-  bool count_only = false;  // raw frames (dpdk.raw_frames): not netdaq payloads, counted as foreign
+  bool count_only = false;  // raw frames (dpdk.raw_frames): not netdaq payloads, only counted
   std::vector<std::unique_ptr<StreamState>> streams;  // by stream id
   std::vector<StreamState*> active;                   // the non-null entries of streams
   uint64_t foreign = 0, packets = 0, bytes = 0, first_ns = 0, last_ns = 0;
@@ -212,9 +212,7 @@ void receiver_loop(Receiver& r, const TrafficOptions& opt, const std::atomic<boo
     if (r.count_only) {  // count and release, like a receiver that only drains the queue
       for (const Packet& p : b) r.bytes += p.size();
       r.packets += b.size();
-      r.foreign += b.size();
       b.release();
-      r.pub_malformed.store(r.foreign, std::memory_order_relaxed);
       r.pub_last_ns.store(now, std::memory_order_relaxed);
       continue;
     }
