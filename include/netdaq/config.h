@@ -232,6 +232,7 @@ struct EalConfig {
   std::vector<std::string> allow; // PCI devices EAL may use besides the dpdk interfaces' own
   std::vector<std::string> vdevs; // virtual devices besides the dpdk interfaces' own
   std::vector<std::string> args;  // further EAL arguments, verbatim (e.g. --log-level=pmd,8)
+  bool operator==(const EalConfig&) const = default;
 };
 
 // What `netdaq run` does with the configured queues (ignored by the library).

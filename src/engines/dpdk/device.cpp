@@ -21,9 +21,7 @@
 
 namespace netdaq::detail::dpdk {
 
-namespace {
-// "0000:3b:00.0" for a PCI address (the short form gets domain 0), empty when it is not one.
-std::string pci_name(const std::string& a) {
+std::string pci_device_name(const std::string& a) {
   unsigned d = 0, b, dev, f;
   char tail;
   if (std::sscanf(a.c_str(), "%x:%x:%x.%x%c", &d, &b, &dev, &f, &tail) != 4 &&
@@ -33,7 +31,6 @@ std::string pci_name(const std::string& a) {
   std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", d, b, dev, f);
   return buf;
 }
-}  // namespace
 
 Device::Device(const InterfaceConfig& iface, const std::string& context)
     : iface_(iface), context_(context), netns_fd_(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) {
@@ -41,7 +38,7 @@ Device::Device(const InterfaceConfig& iface, const std::string& context)
   if (a.empty())
     throw Error(Errc::invalid_config, context + ": address is empty; the dpdk engine needs a PCI address "
                                                 "(0000:3b:00.0) or a virtual device (net_null0)");
-  const std::string pci = pci_name(a);
+  const std::string pci = pci_device_name(a);
   const size_t comma = a.find(',');
   name_ = !pci.empty() ? pci : a.substr(0, comma);
   if (rte_eth_dev_get_port_by_name(name_.c_str(), &port_) != 0) {

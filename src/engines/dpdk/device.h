@@ -12,6 +12,9 @@
 
 namespace netdaq::detail::dpdk {
 
+// "0000:3b:00.0" for a PCI address (the short form gets domain 0), empty when it is not one.
+std::string pci_device_name(const std::string& address);
+
 class Device {
  public:
   Device(const InterfaceConfig& iface, const std::string& context);  // throws Error

@@ -1,13 +1,11 @@
 #include "engines/dpdk/eal.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_log.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,11 +14,11 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <vector>
 
 #include "core/log.h"
+#include "engines/dpdk/device.h"
 #include "engines/dpdk/hugepages.h"
 #include "netdaq/status.h"
 
@@ -37,7 +35,8 @@ struct EalState {
   std::string arguments;    // what it was started with
   EalConfig eal;            // the config it was started with
   std::string runtime_dir;  // removed at exit
-  std::deque<std::string> errors;  // DPDK's last error lines
+  std::mutex errors_mu;              // DPDK logs from its own threads too
+  std::deque<std::string> errors;    // DPDK's last error lines
 };
 EalState& state() {
   static EalState s;
@@ -53,9 +52,8 @@ ssize_t log_write(void*, const char* buf, size_t size) {
   const uint32_t level = rte_log_cur_msg_loglevel();
   if (level <= RTE_LOG_ERR) {
     log()->error("dpdk: {}", line);
-    auto& s = state();  // written under the init lock or from DPDK's own threads; short
-    static std::mutex mu;
-    std::lock_guard lock(mu);
+    auto& s = state();
+    std::lock_guard lock(s.errors_mu);
     s.errors.push_back(line);
     if (s.errors.size() > 6) s.errors.pop_front();
   } else if (level <= RTE_LOG_WARNING) {
@@ -80,13 +78,6 @@ std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& a : v) s += (s.empty() ? "" : " ") + a;
   return s;
-}
-
-bool is_pci_address(const std::string& a) {
-  unsigned d, b, dev, f;
-  char tail;
-  return std::sscanf(a.c_str(), "%x:%x:%x.%x%c", &d, &b, &dev, &f, &tail) == 4 ||
-         std::sscanf(a.c_str(), "%x:%x.%x%c", &b, &dev, &f, &tail) == 3;
 }
 
 int first_allowed_cpu() {
@@ -124,7 +115,7 @@ std::vector<std::string> build_args(const Config& config) {
   a.push_back("--no-telemetry");
   std::vector<std::string> pci = e.allow;
   for (const auto& iface : config.interfaces)
-    if (iface.engine == "dpdk" && is_pci_address(iface.address)) pci.push_back(iface.address);
+    if (iface.engine == "dpdk" && !pci_device_name(iface.address).empty()) pci.push_back(iface.address);
   if (pci.empty()) {
     a.push_back("--no-pci");
     a.push_back("--iova-mode=va");  // virtual devices only: buffer addresses are their IOVAs
@@ -133,12 +124,6 @@ std::vector<std::string> build_args(const Config& config) {
   for (const auto& v : e.vdevs) a.push_back("--vdev=" + v);
   for (const auto& x : e.args) a.push_back(x);
   return a;
-}
-
-bool same_eal(const EalConfig& x, const EalConfig& y) {
-  return x.cores == y.cores && x.main_core == y.main_core && x.hugepages == y.hugepages &&
-         x.memory_mb == y.memory_mb && x.file_prefix == y.file_prefix && x.allow == y.allow && x.vdevs == y.vdevs &&
-         x.args == y.args;
 }
 
 // Runtime directories of earlier netdaq processes that are gone (SIGKILL, crash).
@@ -185,6 +170,7 @@ std::string eal_arguments(const Config& config) { return join(build_args(config)
 
 std::string last_dpdk_errors() {
   auto& s = state();
+  std::lock_guard lock(s.errors_mu);
   std::string r;
   for (const auto& e : s.errors) r += (r.empty() ? "" : "; ") + e;
   return r;
@@ -194,7 +180,7 @@ void acquire_eal(const Config& config) {
   auto& s = state();
   std::lock_guard lock(s.mu);
   if (s.running) {
-    if (!same_eal(s.eal, config.eal))
+    if (!(s.eal == config.eal))
       throw Error(Errc::state, "eal: DPDK is already running in this process with other eal: settings (" +
                                    s.arguments + "); DPDK allows one EAL per process: give every config the same eal:");
     return;

@@ -12,16 +12,14 @@
 #include <rte_ethdev.h>
 #include <rte_ring.h>
 
-#include <arpa/inet.h>
-
 #include <map>
 #include <mutex>
 
-#include "core/endpoint.h"
 #include "core/log.h"
 #include "engines/dpdk/eal.h"
 #include "engines/dpdk/flow_rules.h"
 #include "engines/dpdk/ports.h"
+#include "net/udp4_destination.h"
 
 namespace netdaq::detail {
 namespace dpdk {
@@ -73,7 +71,7 @@ class DpdkEngine final : public Engine {
     device_->setup_tx_queue(q.queue->id);
     if (q.queue->id == 0) tx0_ = q.counters;
     tx_mbufs_.push_back(std::move(mbufs));
-    return make_tx_port(q, context_for(q.queue->id, true), *tx_mbufs_.back(), tx_headers(ctx));
+    return make_tx_port(q, context_for(q.queue->id), *tx_mbufs_.back(), tx_headers(ctx));
   }
 
   void start() override {
@@ -125,9 +123,8 @@ class DpdkEngine final : public Engine {
   }
 
  private:
-  PortContext context_for(uint16_t id, bool tx = false) {
+  PortContext context_for(uint16_t id) {
     auto it = loopback_.find(id);
-    (void)tx;
     return PortContext{*device_, *port_stats_, it == loopback_.end() ? nullptr : it->second};
   }
 
@@ -154,37 +151,24 @@ class DpdkEngine final : public Engine {
     return *p;
   }
 
+  // Software loopback never leaves the process: its addresses may stay unset (zeros).
   Ipv4UdpHeaders tx_headers(const std::string& ctx) const {
     const DpdkOptions& o = iface_.dpdk;
     const bool software = o.loopback == DpdkLoopback::software;
-    std::string error;
-    const auto ep = parse_endpoint(iface_.tx.destination, &error);
-    uint32_t dst_ip = 0, src_ip = 0;
-    if (!ep || ep->protocol != Protocol::udp || ep->ipv6 || inet_pton(AF_INET, ep->host.c_str(), &dst_ip) != 1) {
-      if (!software)
-        throw Error(Errc::invalid_config, ctx + ": tx.destination '" + iface_.tx.destination +
-                                              "' must be udp://IPV4:PORT for the dpdk engine" +
-                                              (error.empty() ? "" : " (" + error + ")"));
-    }
-    if (!o.src_ip.empty() && inet_pton(AF_INET, o.src_ip.c_str(), &src_ip) != 1)
-      throw Error(Errc::invalid_config, ctx + ": dpdk.src_ip '" + o.src_ip + "' is not an IPv4 address");
+    Udp4Destination dst;
+    if (!software || !iface_.tx.destination.empty()) dst = udp4_destination(iface_.tx.destination, "dpdk", ctx);
     if (o.src_ip.empty() && !software)
       throw Error(Errc::invalid_config, ctx + ": set dpdk.src_ip (a DPDK port has no IP address of its own)");
-    Mac dst{};
-    if (!o.dst_mac.empty()) {
-      auto m = parse_mac(o.dst_mac);
-      if (!m) throw Error(Errc::invalid_config, ctx + ": dpdk.dst_mac '" + o.dst_mac + "' is not a MAC address");
-      dst = *m;
-    } else if (!software) {
+    if (o.dst_mac.empty() && !software)
       throw Error(Errc::invalid_config, ctx + ": set dpdk.dst_mac (DPDK has no neighbour table; the receiver's MAC, "
                                               "or the router's for a destination behind one)");
-    }
+    const uint32_t src_ip = o.src_ip.empty() ? 0 : ipv4_option(o.src_ip, "dpdk.src_ip", ctx);
+    const Mac dst_mac = o.dst_mac.empty() ? Mac{} : mac_option(o.dst_mac, "dpdk.dst_mac", ctx);
     rte_ether_addr own{};
     rte_eth_macaddr_get(device_->port(), &own);
     Mac src{};
     std::copy(own.addr_bytes, own.addr_bytes + 6, src.begin());
-    const uint16_t port = ep ? ep->port : 0;
-    return Ipv4UdpHeaders(src, dst, src_ip, dst_ip, o.src_port ? o.src_port : port, port);
+    return Ipv4UdpHeaders(src, dst_mac, src_ip, dst.ip, o.src_port ? o.src_port : dst.port, dst.port);
   }
 
   const InterfaceConfig& iface_;

@@ -24,12 +24,10 @@ class DpdkTx final : public TxPort {
       q_.counters->drop(DropReason::tx_full, n);
       return 0;
     }
-    BufferPool& pool = *q_.pools[0];
     for (uint32_t i = 0; i < n; ++i) {
       auto& f = fields(pkts[i]);
       mbufs_.attach(m[i], f.buf[0]);
       auto* frame = reinterpret_cast<std::byte*>(m[i]->buf_addr);
-      (void)pool;
       headers_.write(frame, static_cast<uint16_t>(f.len[0]));
       m[i]->data_len = static_cast<uint16_t>(Ipv4UdpHeaders::kSize + f.len[0]);
       m[i]->pkt_len = m[i]->data_len;
