@@ -78,6 +78,7 @@ struct BurstDesc {
   uint32_t first = 0;     // TX: packets before this were sent
   uint32_t capacity = 0;
   BurstOwner* owner = nullptr;
+  uint64_t bytes = 0;     // RX: the packets' bytes (sum of size()), counted by the engine
 };
 
 // The queue a burst came from; it takes the burst back.
@@ -111,6 +112,8 @@ class RxBurst {
   const Packet& operator[](size_t i) const noexcept { return d_->pkts[d_->first + i]; }
   const Packet* begin() const noexcept { return d_ ? d_->pkts + d_->first : nullptr; }
   const Packet* end() const noexcept { return d_ ? d_->pkts + d_->count : nullptr; }
+  // The sum of the packets' size(): what a receiver that only counts needs, without a loop.
+  uint64_t bytes() const noexcept { return d_ ? d_->bytes : 0; }
 
   // Returns the buffers to their pools. Idempotent.
   void release() noexcept {

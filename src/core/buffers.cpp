@@ -50,4 +50,10 @@ void return_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexcept 
   if (n) q.counters->pool_in_use.fetch_sub(n, std::memory_order_relaxed);
 }
 
+uint64_t packet_bytes(const Packet* pkts, uint32_t n) noexcept {
+  uint64_t b = 0;
+  for (uint32_t i = 0; i < n; ++i) b += pkts[i].size();
+  return b;
+}
+
 }  // namespace netdaq::detail

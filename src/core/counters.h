@@ -22,10 +22,15 @@ struct QueueCounters {
 
   static void add(std::atomic<uint64_t>& c, uint64_t n) noexcept { c.fetch_add(n, std::memory_order_relaxed); }
   void drop(DropReason r, uint64_t n = 1) noexcept { add(drops[static_cast<size_t>(r)], n); }
+  // Only the queue's receiving thread (the poller, or its worker) counts deliveries: a
+  // plain relaxed load + store, no locked read-modify-write per burst.
+  static void bump(std::atomic<uint64_t>& c, uint64_t n) noexcept {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
   void delivered(uint64_t pkts, uint64_t nbytes) noexcept {
-    add(packets, pkts);
-    add(bytes, nbytes);
-    add(bursts, 1);
+    bump(packets, pkts);
+    bump(bytes, nbytes);
+    bump(bursts, 1);
   }
   // Overwrite a counter that mirrors a cumulative OS counter (e.g. SO_RXQ_OVFL).
   void set_drop(DropReason r, uint64_t v) noexcept { drops[static_cast<size_t>(r)].store(v, std::memory_order_relaxed); }

@@ -31,14 +31,21 @@ struct QueueResources {
 uint32_t attach_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexcept;
 // Returns the buffers of n packets to the queue's pools.
 void return_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexcept;
+// The sum of n packets' size(), for engines that do not count bytes while filling.
+uint64_t packet_bytes(const Packet* pkts, uint32_t n) noexcept;
 
 class RxPort {
  public:
   virtual ~RxPort() = default;
   // Receives up to max packets into pkts[0..max): each gets its segments' data/len/cap/buf.
   // Non-blocking; never throws; counts its own drops and errors in q.counters (but not
-  // delivered packets: the core does that). Returns the number of packets filled.
-  virtual uint32_t receive(Packet* pkts, uint32_t max) noexcept = 0;
+  // delivered packets: the core does that). Returns the number of packets filled and adds
+  // their bytes (sum of Packet::size()) to `bytes`: engines count them while filling, so the
+  // core and the application need no second pass over the burst.
+  virtual uint32_t receive(Packet* pkts, uint32_t max, uint64_t& bytes) noexcept = 0;
+  // Called once on every packet slot the queue will pass to receive(), before the first
+  // receive: an engine may set the fields that never change there instead of per packet.
+  virtual void prepare(Packet* pkts, size_t n) noexcept { (void)pkts, (void)n; }
   // Returns received packets' buffers. Default: back to the queue's pools.
   virtual void release(Packet* pkts, uint32_t n) noexcept { return_buffers(resources(), pkts, n); }
   // Refreshes counters the OS keeps (e.g. kernel drops); called from the stats reader.

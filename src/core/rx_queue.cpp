@@ -11,15 +11,6 @@
 
 namespace netdaq::detail {
 
-namespace {
-uint32_t burst_bytes(const BurstDesc& d) noexcept {
-  uint64_t b = 0;
-  for (uint32_t i = d.first; i < d.count; ++i) b += d.pkts[i].size();
-  return static_cast<uint32_t>(b);
-}
-
-}  // namespace
-
 RxQueueImpl::RxQueueImpl(QueueResources res, std::unique_ptr<RxPort> port)
     : res_(std::move(res)),
       port_(std::move(port)),
@@ -35,6 +26,7 @@ RxQueueImpl::RxQueueImpl(QueueResources res, std::unique_ptr<RxPort> port)
     free_.enqueue_bulk(&p, 1);
   }
   spare_ = BurstDesc{packets_.data() + size_t{ndesc} * batch, 0, 0, batch, this};
+  port_->prepare(packets_.data(), packets_.size());
 }
 
 RxQueueImpl::~RxQueueImpl() {
@@ -52,7 +44,7 @@ void RxQueueImpl::stop() noexcept {
 }
 
 void RxQueueImpl::deliver_count(const BurstDesc& d) noexcept {
-  res_.counters->delivered(d.count - d.first, burst_bytes(d));
+  res_.counters->delivered(d.count - d.first, d.bytes);
 }
 
 RxBurst RxQueueImpl::poll() noexcept {
@@ -64,7 +56,8 @@ RxBurst RxQueueImpl::poll() noexcept {
   }
   if (!(d = take_free())) return {};  // the application holds every burst
   d->first = 0;
-  d->count = port_->receive(d->pkts, d->capacity);
+  d->bytes = 0;
+  d->count = port_->receive(d->pkts, d->capacity, d->bytes);
   if (d->count == 0) {
     put_free(d);
     return {};
@@ -77,6 +70,7 @@ RxBurst RxQueueImpl::poll() noexcept {
 void RxQueueImpl::release(BurstDesc* d) noexcept {
   if (d->count > d->first) port_->release(d->pkts + d->first, d->count - d->first);
   d->count = d->first = 0;
+  d->bytes = 0;
   if (d != &spare_) {
     put_free(d);
     outstanding_.fetch_sub(1, std::memory_order_relaxed);
@@ -103,9 +97,10 @@ bool RxQueueImpl::worker_step() noexcept {
     if (BurstDesc* d = take_free()) cur_ = d;
     else if (!cur_) cur_ = &spare_;
     cur_->count = cur_->first = 0;
+    cur_->bytes = 0;
   }
   BurstDesc* cur = cur_;
-  const uint32_t n = port_->receive(cur->pkts + cur->count, cur->capacity - cur->count);
+  const uint32_t n = port_->receive(cur->pkts + cur->count, cur->capacity - cur->count, cur->bytes);
   if (n) {
     if (cur->count == 0) first_ns_ = monotonic_ns();
     cur->count += n;
@@ -117,7 +112,9 @@ bool RxQueueImpl::worker_step() noexcept {
       std::copy(spare_.pkts, spare_.pkts + spare_.count, d->pkts);
       d->count = spare_.count;
       d->first = 0;
+      d->bytes = spare_.bytes;
       spare_.count = 0;
+      spare_.bytes = 0;
       cur = d;
     }
     if (cur != &spare_ && ready_.push(cur)) {
@@ -126,6 +123,7 @@ bool RxQueueImpl::worker_step() noexcept {
       res_.counters->drop(DropReason::ring_full, cur->count);
       port_->release(cur->pkts, cur->count);
       cur->count = 0;
+      cur->bytes = 0;
       if (cur != &spare_) put_free(cur);
     }
     cur_ = nullptr;
@@ -142,6 +140,7 @@ void RxQueueImpl::worker_finish() noexcept {
   } else {
     port_->release(cur->pkts, cur->count);
     cur->count = 0;
+    cur->bytes = 0;
     if (cur != &spare_) put_free(cur);
   }
 }

@@ -4,9 +4,11 @@
 #include <signal.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include "dpdk_util.h"
@@ -79,6 +81,42 @@ TEST(DpdkProcess, TwoProcessesAtOnceEachLoseNothing) {
   }
   EXPECT_FALSE(std::filesystem::exists(runtime_dir(p1)));
   EXPECT_FALSE(std::filesystem::exists(runtime_dir(p2)));
+}
+
+// `netdaq run` on raw frames (dpdk.raw_frames: frames are counted and released, as testpmd's
+// rxonly does, the benchmark's receiver): every frame net_null made is counted once, with its
+// 64 bytes (RxBurst::bytes() from the engine), over the run's second.
+TEST(DpdkProcess, RawFramesRunCountsEveryFrameAndItsBytes) {
+  NDQ_REQUIRE_DPDK();
+  const std::string yaml =
+      "memory_regions:\n"
+      "  - {name: rx, kind: host, buf_size: 2048, num_bufs: 8192}\n"
+      "interfaces:\n"
+      "  - name: gen\n    engine: dpdk\n    address: \"net_null0,size=64\"\n"
+      "    rx:\n      queues:\n        - {id: 0, mode: direct, batch_size: 64, memory_regions: [rx]}\n"
+      "    dpdk: {raw_frames: true}\n"
+      "eal: {hugepages: false, memory_mb: 128}\n"
+      "run: {duration_s: 1}\nlog: {level: warn}\n";
+  CliRun run(yaml);
+  ASSERT_EQ(run.wait(), 0) << run.output();
+  const std::string o = run.output();
+  // "  gen/rx0 rx     118,777,216    7,601,741,824     1.00 118.34 Mpps ..."
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(o, m, std::regex(R"(gen/rx0 rx +([0-9,]+) +([0-9,]+) +([0-9.]+) )"))) << o;
+  auto number = [](std::string t) {
+    t.erase(std::remove(t.begin(), t.end(), ','), t.end());
+    return std::stoull(t);
+  };
+  const uint64_t packets = number(m[1]), bytes = number(m[2]);
+  const double seconds = std::stod(m[3]);
+  EXPECT_GT(packets, 100000u) << o;
+  EXPECT_EQ(bytes, 64 * packets) << o;
+  EXPECT_GT(seconds, 0.8) << o;
+  EXPECT_LT(seconds, 1.5) << o;
+  std::smatch port;
+  ASSERT_TRUE(std::regex_search(o, port, std::regex(R"(port_ipackets=([0-9,]+))"))) << o;
+  EXPECT_EQ(number(port[1]), packets) << "every frame the port received was counted once: " << o;
+  EXPECT_NE(o.find("total: lost 0, drops 0"), std::string::npos) << o;
 }
 
 TEST(DpdkProcess, HugepagesAreUsedAndGivenBack) {

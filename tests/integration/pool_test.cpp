@@ -64,7 +64,11 @@ struct PortRig {
     const auto end = std::chrono::steady_clock::now() + timeout;
     auto last = std::chrono::steady_clock::now();
     while (std::chrono::steady_clock::now() < end && std::chrono::steady_clock::now() - last < quiet) {
-      const uint32_t n = port->receive(pkts.data(), batch);
+      uint64_t bytes = 0;
+      const uint32_t n = port->receive(pkts.data(), batch, bytes);
+      uint64_t sizes = 0;
+      for (uint32_t i = 0; i < n; ++i) sizes += pkts[i].size();
+      EXPECT_EQ(bytes, sizes) << "the engine's byte count of its burst";
       if (n) last = std::chrono::steady_clock::now();
       held.insert(held.end(), pkts.begin(), pkts.begin() + n);
       got += n;

@@ -176,7 +176,12 @@ std::vector<Bytes> collect_all(const std::vector<netdaq::RxQueue*>& qs, size_t c
     for (size_t i = 0; i < qs.size(); ++i) {
       if (auto burst = qs[i]->poll()) {
         any = true;
-        for (const auto& p : burst) out.push_back(bytes_of(p));
+        uint64_t sizes = 0;
+        for (const auto& p : burst) {
+          out.push_back(bytes_of(p));
+          sizes += p.size();
+        }
+        EXPECT_EQ(burst.bytes(), sizes) << "RxBurst::bytes() is the sum of its packets' sizes";
         if (per_queue) (*per_queue)[i] += burst.size();
       }
     }

@@ -26,7 +26,7 @@ std::atomic<bool> g_tx_hold{false};  // tx port keeps sent buffers (in flight on
 class CounterRx final : public RxPort {
  public:
   explicit CounterRx(QueueResources q) : q_(std::move(q)) {}
-  uint32_t receive(Packet* pkts, uint32_t max) noexcept override {
+  uint32_t receive(Packet* pkts, uint32_t max, uint64_t& bytes) noexcept override {
     uint64_t budget = g_budget.load();
     uint32_t want;
     do {
@@ -43,6 +43,7 @@ class CounterRx final : public RxPort {
       std::memcpy(f.data[0], &seq, sizeof(seq));
       f.len[0] = sizeof(seq);
       for (unsigned s = 1; s < f.nseg; ++s) f.len[s] = 16;
+      bytes += pkts[i].size();
     }
     return got;
   }
@@ -137,6 +138,7 @@ TEST_F(SessionTest, DirectPollDeliversBurstsInOrderAndReturnsBuffers) {
     auto b = q.poll();
     ASSERT_TRUE(b);
     EXPECT_LE(b.size(), 32u);
+    EXPECT_EQ(b.bytes(), 8u * b.size()) << "RxBurst::bytes(): the engine's count";
     for (const auto& p : b) EXPECT_EQ(seq_of(p), expect++);
     EXPECT_GT(q.stats().pool_in_use, 0u);
   }
@@ -203,6 +205,7 @@ TEST_F(SessionTest, WorkerModeHandsOverPartialBurstAfterTimeout) {
   while (!(b = q.poll()) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(100us);
   ASSERT_TRUE(b);
   EXPECT_EQ(b.size(), 5u);
+  EXPECT_EQ(b.bytes(), 40u) << "bytes of every receive that filled the burst";
 }
 
 TEST_F(SessionTest, TxSendPartialKeepsRestAndReleaseCountsUnsent) {

@@ -27,7 +27,7 @@ class AfxdpRx final : public RxPort {
     refill();
   }
 
-  uint32_t receive(Packet* pkts, uint32_t max) noexcept override {
+  uint32_t receive(Packet* pkts, uint32_t max, uint64_t& bytes) noexcept override {
     refill();
     uint32_t idx = 0;
     const uint32_t n = xsk_ring_cons__peek(xsk_->rx(), max, &idx);
@@ -36,6 +36,7 @@ class AfxdpRx final : public RxPort {
       return 0;
     }
     uint32_t out = 0;
+    uint64_t nbytes = 0;
     for (uint32_t i = 0; i < n; ++i) {
       const xdp_desc* d = xsk_ring_cons__rx_desc(xsk_->rx(), idx + i);
       const uint64_t start = d->addr & ~(chunk_ - 1);
@@ -52,6 +53,7 @@ class AfxdpRx final : public RxPort {
       f.nseg = 1;
       f.data[0] = frame + u.offset;
       f.len[0] = u.size;
+      nbytes += u.size;
       f.cap[0] = static_cast<uint32_t>(chunk_ - (d->addr - start) - u.offset);
       f.buf[0] = buf;
       f.l2_len = static_cast<uint16_t>(u.offset);
@@ -59,6 +61,7 @@ class AfxdpRx final : public RxPort {
       f.timestamp_ns = 0;
     }
     xsk_ring_cons__release(xsk_->rx(), n);
+    bytes += nbytes;
     return out;
   }
 

@@ -23,16 +23,17 @@ class DpdkRx final : public RxPort {
     if (std::has_single_bit(stride)) shift_ = std::countr_zero(stride);
   }
 
-  uint32_t receive(Packet* pkts, uint32_t max) noexcept override {
+  uint32_t receive(Packet* pkts, uint32_t max, uint64_t& bytes) noexcept override {
     ensure_lcore();
     max = std::min<uint32_t>(max, static_cast<uint32_t>(mbufs_.size()));
     rte_mbuf** m = mbufs_.data();
     const uint32_t n = ctx_.loopback ? rte_ring_dequeue_burst(ctx_.loopback, reinterpret_cast<void**>(m), max, nullptr)
                                      : rte_eth_rx_burst(ctx_.device.port(), id_, m, static_cast<uint16_t>(max));
     if (n == 0) return 0;
-    if (raw_) return hand_over_frames(pkts, n);
+    if (raw_) return hand_over_frames(pkts, n, bytes);
     const FlowTable* table = flows_.current();
     uint32_t out = 0, ndrop = 0, not_udp = 0, flow_miss = 0;
+    uint64_t nbytes = 0;
     for (uint32_t i = 0; i < n; ++i) {
       rte_mbuf* mb = m[i];
       auto* frame = rte_pktmbuf_mtod(mb, std::byte*);
@@ -75,10 +76,13 @@ class DpdkRx final : public RxPort {
         f.data[1] = rte_pktmbuf_mtod(pay, std::byte*);
         f.len[1] = f.cap[1] = std::min<uint32_t>(pay->data_len, u.size - f.len[0]);
         f.buf[1] = 0;
+        nbytes += f.len[0] + f.len[1];
       } else {
         f.len[0] = f.cap[0] = u.size;
+        nbytes += u.size;
       }
     }
+    bytes += nbytes;
     if (ndrop) {
       rte_pktmbuf_free_bulk(dropped_.data(), ndrop);
       if (not_udp) {
@@ -91,21 +95,31 @@ class DpdkRx final : public RxPort {
     return out;
   }
 
-  // raw_frames: every frame as it is (segment 0 = the frame from its Ethernet header).
-  uint32_t hand_over_frames(Packet* pkts, uint32_t n) noexcept {
+  // raw_frames: the fields that are the same for every frame, once per packet slot.
+  void prepare(Packet* pkts, size_t n) noexcept override {
+    if (!raw_) return;
+    for (size_t i = 0; i < n; ++i) {
+      auto& f = fields(pkts[i]);
+      f = PacketFields{};
+      f.nseg = 1;
+      f.whole_frame = 1;
+    }
+  }
+
+  // raw_frames: every frame as it is (segment 0 = the frame from its Ethernet header); the
+  // rest of the fields were set by prepare().
+  uint32_t hand_over_frames(Packet* pkts, uint32_t n, uint64_t& bytes) noexcept {
+    uint64_t nbytes = 0;
     for (uint32_t i = 0; i < n; ++i) {
       rte_mbuf* mb = mbufs_[i];
       auto& f = fields(pkts[i]);
-      f.nseg = 1;
       f.data[0] = rte_pktmbuf_mtod(mb, std::byte*);
       f.len[0] = f.cap[0] = mb->data_len;
-      f.l2_len = 0;
-      f.whole_frame = 1;
+      nbytes += mb->data_len;
       f.buf[0] = index_of(mb);
       f.handle = mb;
-      f.flow = 0;
-      f.timestamp_ns = 0;
     }
+    bytes += nbytes;
     q_.counters->pool_in_use.fetch_add(n, std::memory_order_relaxed);
     return n;
   }

@@ -63,7 +63,13 @@ class TcpRx final : public RxPort {
       if (c.fd >= 0) ::close(c.fd);
   }
 
-  uint32_t receive(Packet* pkts, uint32_t max) noexcept override {
+  uint32_t receive(Packet* pkts, uint32_t max, uint64_t& bytes) noexcept override {
+    const uint32_t n = receive_packets(pkts, max);
+    bytes += packet_bytes(pkts, n);  // a syscall per burst dominates; a second pass costs nothing
+    return n;
+  }
+
+  uint32_t receive_packets(Packet* pkts, uint32_t max) noexcept {
     Out o{pkts, 0, 0, max};
     if (max == 0) return 0;
     // Complete messages left in staging by an earlier call (full burst, empty pool).

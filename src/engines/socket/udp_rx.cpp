@@ -117,7 +117,13 @@ class UdpRx final : public RxPort {
     if (j < bl_count_) return_buffers(q_, slot_pkts_.data() + j, bl_count_ - j);
   }
 
-  uint32_t receive(Packet* pkts, uint32_t max) noexcept override {
+  uint32_t receive(Packet* pkts, uint32_t max, uint64_t& bytes) noexcept override {
+    const uint32_t n = receive_packets(pkts, max);
+    bytes += packet_bytes(pkts, n);  // a syscall per burst dominates; a second pass costs nothing
+    return n;
+  }
+
+  uint32_t receive_packets(Packet* pkts, uint32_t max) noexcept {
     if (max > slots_) max = slots_;
     uint32_t out = 0;
     if (bl_next_ < bl_count_) {
