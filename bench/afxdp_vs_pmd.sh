@@ -42,6 +42,7 @@
 # Needs root, dpdk-testpmd, a netdaq built with the afxdp engine (`netdaq --version`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 
 duration=5
 rounds=2
@@ -75,104 +76,22 @@ while [ $# -gt 0 ]; do
     --rx-ring) rx_ring=$2; shift 2 ;;
     --pmd-devargs) pmd_devargs=$2; shift 2 ;;
     --rx-hog) rx_hog=$2; shift 2 ;;
-    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
-    *) echo "unknown option $1 (see --help)" >&2; exit 1 ;;
+    -h|--help) usage ;;
+    *) bad_option "$1" ;;
   esac
 done
 
-if [ -z "$netdaq" ]; then  # the first build with the afxdp engine
-  for c in "${NETDAQ_BUILD_DIR:-build}/tools/netdaq/netdaq" build*/tools/netdaq/netdaq; do
-    if [ -x "$c" ] && "$c" --version 2>/dev/null | grep -q afxdp; then netdaq=$c; break; fi
-  done
-fi
-[ -n "$netdaq" ] && [ -x "$netdaq" ] ||
-  { echo "no netdaq binary with the afxdp engine found: build one or pass --netdaq PATH" >&2; exit 1; }
-netdaq=$(realpath "$netdaq")
-"$netdaq" --version | grep -q "afxdp" || { echo "$netdaq has no afxdp engine ($("$netdaq" --version | sed -n 2p))" >&2; exit 1; }
-command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd not found (apt-get install dpdk)" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "needs root (namespaces, XDP)" >&2; exit 1; }
-case "$rx_hog" in ""|normal|idle) ;; *) echo "--rx-hog: normal or idle" >&2; exit 1 ;; esac
-[[ "$duration" =~ ^[0-9]+$ ]] && [ "$duration" -ge 3 ] || { echo "--duration: whole seconds, at least 3" >&2; exit 1; }
-[ "$rx_cpu" != "$tx_cpu" ] || { echo "--rx-cpu and --tx-cpu must differ" >&2; exit 1; }
+find_netdaq afxdp
+need_testpmd
+need_root "namespaces, XDP"
+case "$rx_hog" in ""|normal|idle) ;; *) die "--rx-hog: normal or idle" ;; esac
+need_duration
+need_other_cpus --rx-cpu "$rx_cpu" --tx-cpu "$tx_cpu"
+perf_cpus=""  # --perf: the sender's sample of the middle of each round profiles both CPUs
+[ "$perf" = 0 ] || perf_cpus="$rx_cpu,$tx_cpu"
 
-bound=$((duration + 40))  # seconds any one process may run (timeout -s INT, then KILL)
-ns_a=ndqbA$$ ns_b=ndqbB$$ veth_a=ndqbva veth_b=ndqbvb
-ip_a=10.196.0.1 ip_b=10.196.0.2
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  local rc=$?
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  ip netns del "$ns_a" 2>/dev/null || true
-  ip netns del "$ns_b" 2>/dev/null || true
-  rm -rf /var/run/dpdk/ndqb$$_* 2>/dev/null || true
-  if [ -n "$keep" ]; then mkdir -p "$keep" && cp -r "$tmp"/. "$keep"/; fi
-  rm -rf "$tmp"
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# ---- the lab ----
-ip netns add "$ns_a"
-ip netns add "$ns_b"
-ip link add "$veth_a" netns "$ns_a" type veth peer name "$veth_b" netns "$ns_b"
-for side in a b; do
-  ns_var=ns_$side veth_var=veth_$side ip_var=ip_$side
-  ip -n "${!ns_var}" addr add "${!ip_var}/24" dev "${!veth_var}"
-  # No IPv6: no router solicitations or MLD reports from the kernels (the PMD counts
-  # every frame on the queue, netdaq only its flow).
-  ip netns exec "${!ns_var}" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-  ip -n "${!ns_var}" link set lo up
-  ip -n "${!ns_var}" link set "${!veth_var}" up
-done
-mac_a=$(ip -n "$ns_a" -o link show dev "$veth_a" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
-
-xdp_attached() { ip -n "$ns_a" -o link show dev "$veth_a" | grep -q "prog/xdp\| xdp"; }
-veth_stats() {  # FILE: the receiving veth's counters (ethtool -S, ip -s link)
-  { ip netns exec "$ns_a" ethtool -S "$veth_a"; ip -n "$ns_a" -s -s link show dev "$veth_a";
-    ip netns exec "$ns_b" ethtool -S "$veth_b"; ip -n "$ns_b" -s -s link show dev "$veth_b"; } >"$1" 2>&1 || true
-}
-
-dpdk_eal() {  # PREFIX MAIN_CPU FWD_CPU VDEV
-  echo --no-huge -m 256 --no-shconf --no-telemetry --no-pci --file-prefix "$1" --lcores "0@$2,1@$3" --vdev "$4" -- \
-       --total-num-mbufs=8192
-}
-
-# wait_for FILE TEXT SECONDS: until FILE contains TEXT
-wait_for() {
-  local i
-  for ((i = 0; i < $3 * 100; i++)); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.01
-  done
-  return 1
-}
-
-# sender NAME SIZE: testpmd txonly on veth_b for $duration s; output in $tmp/NAME.tx
-sender() {
-  local name=$1 size=$2 out=$tmp/$1.tx
-  : >"$out"
-  # stdin: a pipe held open for $duration s once forwarding runs; its EOF stops testpmd.
-  # The middle of the run (1 s after the start to 1 s before the end) is sampled: /proc/stat
-  # per CPU, and with --perf a cpu-clock profile of both CPUs.
-  { wait_for "$out" "Press enter to exit" 20 || true; date +%s.%N >"$out.start"; sleep 1
-    grep '^cpu[0-9]' /proc/stat >"$out.stat0"
-    if [ "$perf" = 1 ]; then
-      perf record -q -e cpu-clock -C "$rx_cpu,$tx_cpu" -o "$out.perf" -- sleep "$((duration - 2))" >/dev/null 2>&1
-    else
-      sleep "$((duration - 2))"
-    fi
-    grep '^cpu[0-9]' /proc/stat >"$out.stat1"
-    sleep 1; date +%s.%N >"$out.stop"; } |
-    ip netns exec "$ns_b" timeout -s INT -k 5 "$bound" stdbuf -oL -eL dpdk-testpmd $(dpdk_eal "ndqb$$_tx" "$rx_cpu" "$tx_cpu" "net_af_packet0,iface=$veth_b") \
-      --forward-mode=txonly --txpkts=$((42 + size)) --tx-ip="$ip_b,$ip_a" --tx-udp="9000,$port" \
-      --eth-peer="0,$mac_a" >"$out" 2>&1 || echo "sender $name: testpmd failed: $(tail -3 "$out")" >&2
-  if [ "$perf" = 1 ] && [ -s "$out.perf" ]; then
-    perf report -i "$out.perf" --stdio --sort cpu,comm,dso,sym --percent-limit 0.5 >"$out.perf.txt" 2>/dev/null || true
-  fi
-}
+lab_init b 196  # namespaces ndqbA<pid> / ndqbB<pid>, veths ndqbva / ndqbvb, 10.196.0.0/24
+lab_up
 
 config_yaml() {
   local fill=${fill_ring:-2048}
@@ -208,13 +127,13 @@ hog_start() {  # a busy loop on the receiver's CPU
     idle) chrt -i 0 taskset -c "$rx_cpu" sh -c 'while :; do :; done' & ;;
   esac
   hog_pid=$!
-  pids+=("$hog_pid")
+  track "$hog_pid"
 }
 hog_stop() {
   [ -n "$hog_pid" ] || return 0
   kill "$hog_pid" 2>/dev/null || true
   wait "$hog_pid" 2>/dev/null || true
-  pids=("${pids[@]/$hog_pid}")
+  untrack "$hog_pid"
   hog_pid=""
 }
 
@@ -222,52 +141,42 @@ hog_stop() {
 netdaq_round() {
   local name=$1 size=$2 out=$tmp/$1
   config_yaml >"$tmp/netdaq.yaml"
-  veth_stats "$out.veth0"
+  veth_stats "$out.veth0" both
   hog_start
   ip netns exec "$ns_a" timeout -s INT -k 5 "$bound" taskset -c "$rx_cpu" "$netdaq" run "$tmp/netdaq.yaml" -q --no-verify \
     -d $((duration + 3)) --json "$out.json" >"$out.rx" 2>&1 &
   local pid=$!
-  pids+=("$pid")
-  if ! wait_for "$out.rx" "netdaq run:" 15; then echo "netdaq $name did not start: $(tail -3 "$out.rx")" >&2; fi
-  date +%s.%N >"$out.rx.start"
-  sender "$name" "$size"
-  local rc=0
-  wait "$pid" || rc=$?
-  date +%s.%N >"$out.rx.stop"
-  pids=("${pids[@]/$pid}")
-  hog_stop
-  veth_stats "$out.veth1"
-  [ "$rc" = 0 ] || echo "netdaq $name exited with $rc: $(tail -5 "$out.rx")" >&2
-  if xdp_attached; then echo "netdaq $name left an XDP program attached" >&2; exit 1; fi
+  track "$pid"
+  rx_started netdaq "$name" "$pid" "netdaq run:" 15
+  sender "$name" $((42 + size)) "$rx_cpu" "$tx_cpu" stat "$perf_cpus"
+  rx_wait netdaq "$name" "$pid"
+  round_end netdaq "$name"
 }
 
 # pmd_round NAME SIZE
 pmd_round() {
   local name=$1 size=$2 out=$tmp/$1
-  veth_stats "$out.veth0"
+  veth_stats "$out.veth0" both
   hog_start
   mkfifo "$out.fifo"
-  ip netns exec "$ns_a" timeout -s INT -k 5 "$bound" stdbuf -oL -eL dpdk-testpmd $(dpdk_eal "ndqb$$_rx" "$tx_cpu" "$rx_cpu" \
+  # shellcheck disable=SC2046  # dpdk_eal: several words
+  ip netns exec "$ns_a" timeout -s INT -k 5 "$bound" stdbuf -oL -eL dpdk-testpmd $(dpdk_eal "${prefix}_rx" "$tx_cpu" "$rx_cpu" \
       "net_af_xdp0,iface=$veth_a,start_queue=0,queue_count=1${pmd_devargs:+,$pmd_devargs}") --forward-mode=rxonly <"$out.fifo" >"$out.rx" 2>&1 &
   local pid=$!
-  pids+=("$pid")
+  track "$pid"
   exec 3>"$out.fifo"
-  if ! wait_for "$out.rx" "Press enter to exit" 20; then echo "PMD $name did not start: $(tail -3 "$out.rx")" >&2; fi
-  date +%s.%N >"$out.rx.start"
-  sender "$name" "$size"
-  # Stop at the same time after readiness as netdaq's run (duration + 3 s).
-  local left
-  left=$(python3 -c "import sys,time; print(max(0, float(open(sys.argv[1]).read()) + $duration + 3 - time.time()))" "$out.rx.start")
-  sleep "$left"
-  exec 3>&-
-  local rc=0
-  wait "$pid" || rc=$?
-  date +%s.%N >"$out.rx.stop"
-  pids=("${pids[@]/$pid}")
+  rx_started PMD "$name" "$pid" "Press enter to exit" 20
+  sender "$name" $((42 + size)) "$rx_cpu" "$tx_cpu" stat "$perf_cpus"
+  sleep_past "$out.rx.start" $((duration + 3))  # stop as long after readiness as netdaq's run
+  exec 3>&-  # stdin EOF stops testpmd
+  rx_wait PMD "$name" "$pid"
+  round_end PMD "$name"
+}
+
+round_end() {  # LABEL NAME
   hog_stop
-  veth_stats "$out.veth1"
-  [ "$rc" = 0 ] || echo "PMD $name exited with $rc: $(tail -5 "$out.rx")" >&2
-  if xdp_attached; then echo "PMD $name left an XDP program attached" >&2; exit 1; fi
+  veth_stats "$tmp/$2.veth1" both
+  xdp_check "$1" "$2"
 }
 
 IFS=, read -r -a size_list <<<"$sizes"
@@ -279,7 +188,7 @@ for size in "${size_list[@]}"; do
       case "$who" in
         netdaq) netdaq_round "s$size.r$r.netdaq" "$size" ;;
         pmd) pmd_round "s$size.r$r.pmd" "$size" ;;
-        *) echo "unknown receiver $who (netdaq, pmd)" >&2; exit 1 ;;
+        *) die "unknown receiver $who (netdaq, pmd)" ;;
       esac
     done
     echo "size $size round $r of $rounds done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
@@ -289,35 +198,12 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 settings=$(printf '{"duration_s": %s, "rounds": %s, "rx_cpu": %s, "tx_cpu": %s, "receivers": "%s", "fill_ring": "%s", "rx_ring": "%s", "pmd_devargs": "%s", "rx_hog": "%s", "load_before": "%s", "load_after": "%s"}' \
   "$duration" "$rounds" "$rx_cpu" "$tx_cpu" "$receivers" "$fill_ring" "$rx_ring" "$pmd_devargs" "$rx_hog" "$load_before" "$load_after")
-python3 - "$tmp" "$json_out" "$netdaq" "$settings" "${size_list[@]}" <<'PY'
-import json, os, platform, re, statistics, subprocess, sys
+report "$tmp" "$json_out" "$netdaq" "$settings" "${size_list[@]}" <<'PY'
 tmp, out, netdaq, settings = sys.argv[1:5]
 sizes = [int(s) for s in sys.argv[5:]]
 settings = json.loads(settings)
 duration, rounds, rx_cpu, tx_cpu = settings["duration_s"], settings["rounds"], settings["rx_cpu"], settings["tx_cpu"]
 receivers = [w for w in settings["receivers"].split(",") if w]
-
-def text(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return ""
-
-def port0(out):
-    """The last 'Forward statistics for port 0' block of testpmd's output."""
-    blocks = re.findall(r"Forward statistics for port 0\s*-+\n(.*?)\n\s*-{10,}", out, re.S)
-    return blocks[-1] if blocks else ""
-
-def field(block, label):
-    m = re.search(re.escape(label) + r"\s*([0-9]+)", block)
-    return int(m.group(1)) if m else 0
-
-def seconds(name):
-    try:
-        return float(text(f"{tmp}/{name}.tx.stop")) - float(text(f"{tmp}/{name}.tx.start"))
-    except ValueError:
-        return duration
 
 def veth_delta(name):
     """Counters of the veth pair that changed over the round (ethtool -S; A = receiver)."""
@@ -351,35 +237,21 @@ def cpu_usage(name):
     return res
 
 def sender(name):
-    b = port0(text(f"{tmp}/{name}.tx"))
-    s = seconds(name)
-    sent = field(b, "TX-packets:")
-    return {"sent": sent, "tx_dropped": field(b, "TX-dropped:"), "seconds": s, "pps": sent / s if s else 0,
-            "ok": bool(b), "cpu": cpu_usage(name)}
+    return dict(sender_stats(f"{tmp}/{name}", duration), cpu=cpu_usage(name))
 
 def netdaq_rx(name, tx):
-    j = json.loads(text(f"{tmp}/{name}.json") or "null")
+    r, j, q = netdaq_counts(f"{tmp}/{name}")
     if not j:
-        return {"ok": False, "error": text(f"{tmp}/{name}.rx")[-500:]}
-    q = next(q for q in j["queues"] if q["direction"] == "rx")
-    drops = {k: v for k, v in (q.get("drops") or {}).items() if v}
-    got = q["packets"]
-    return {"ok": True, "received": got, "pps": got / tx["seconds"], "drops": sum(drops.values()), "drop_reasons": drops,
-            "errors": q.get("errors", 0), "engine_counters": q.get("engine", {}), "mode": q.get("mode", ""),
-            "lost": tx["sent"] - got, "run_seconds": j.get("seconds"), "interrupted": j.get("interrupted"),
-            # `netdaq run -d` with rx queues only must stop by itself at the duration
-            "stopped_at_duration": not j.get("interrupted") and abs(j.get("seconds", 0) - (duration + 3)) < 0.5,
-            "flows": j.get("flows", [])}
+        return r
+    r.update(errors=q.get("errors", 0), engine_counters=q.get("engine", {}),
+             # `netdaq run -d` with rx queues only must stop by itself at the duration
+             stopped_at_duration=not j.get("interrupted") and abs(j.get("seconds", 0) - (duration + 3)) < 0.5,
+             flows=j.get("flows", []))
+    return over_sender(r, tx)
 
 def pmd_rx(name, tx):
-    out = text(f"{tmp}/{name}.rx")
-    b = port0(out)
-    if not b:
-        return {"ok": False, "error": out[-500:]}
-    got = field(b, "RX-packets:")
-    missed, nombuf, err = field(b, "RX-dropped:"), field(b, "RX-nombufs:"), field(b, "RX-error:")
-    return {"ok": True, "received": got, "pps": got / tx["seconds"], "drops": missed + nombuf + err,
-            "rx_dropped": missed, "rx_nombufs": nombuf, "rx_error": err, "lost": tx["sent"] - got}
+    r = testpmd_counts(f"{tmp}/{name}")
+    return over_sender(r, tx) if r["ok"] else r
 
 results = []
 for size in sizes:
@@ -393,8 +265,7 @@ for size in sizes:
             row[who] = {"sender": tx, "receiver": rx, "veth": veth_delta(name)}
         rows.append(row)
     def med(who, part, key):
-        v = [x[who][part][key] for x in rows if x[who][part].get("ok") and key in x[who][part]]
-        return statistics.median(v) if v else None
+        return median(rows, who, part, key)
     res = {"udp_payload": size, "frame": size + 42}
     for who in ("netdaq", "pmd"):
         res[who] = {"rx_pps": med(who, "receiver", "pps"), "received": med(who, "receiver", "received"),
@@ -414,8 +285,6 @@ for r in results:
 
 def mpps(v):
     return f"{v/1e6:.3f}" if v is not None else "-"
-def num(v):
-    return f"{int(v):,}" if v is not None else "-"
 
 hdr = (f"{'frame':>6} | {'sent Mpps':>9} {'netdaq rx':>9} {'drops':>9} {'lost':>9} | {'sent Mpps':>9} {'PMD rx':>9} "
        f"{'drops':>9} {'lost':>9} | {'netdaq/PMD':>10}")
@@ -443,18 +312,11 @@ for r in results:
             print(f"  {r['frame']:>4}B r{x['round']} {who:<6} sent {t['sent']:>10,} ({t['pps']/1e6:.3f} Mpps, "
                   f"{t['seconds']:.2f} s) rx {v.get('received', 0):>10,} lost {v.get('lost', 0):>7,}; {detail}; "
                   f"cpu rx {rc.get('busy', '?')}% tx {tc.get('busy', '?')}% ({tc.get('softirq', '?')}%)")
-ver = subprocess.run([netdaq, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+ver = netdaq_version(netdaq)
 opts = ", ".join(f"{k}={settings[k]}" for k in ("fill_ring", "rx_ring", "pmd_devargs") if settings[k])
 print(f"\n{ver} ({netdaq}); medians of {rounds} rounds of {duration:g} s per receiver; receiver on CPU {rx_cpu}, sender "
       f"(testpmd forwarding lcore) on CPU {tx_cpu}{'; busy loop (' + settings['rx_hog'] + ') on the receiver CPU' if settings['rx_hog'] else ''}"
-      f"{'; ' + opts if opts else ''}; {os.cpu_count()} CPUs, kernel {platform.release()}; "
-      f"load average {settings['load_before']} before, {settings['load_after']} after")
+      f"{'; ' + opts if opts else ''}; {machine(settings)}")
 print("rates = packets / sender duration; lost = sent - received (anywhere between sender and receiver)")
-if out:
-    with open(out, "w") as f:
-        json.dump({"settings": settings, "cpus": os.cpu_count(), "kernel": platform.release(), "netdaq": ver,
-                   "testpmd": subprocess.run("dpkg-query -W -f '${Version}' dpdk", shell=True, capture_output=True,
-                                             text=True).stdout or "unknown",
-                   "results": results}, f, indent=2)
-    print(f"wrote {out}")
+write_json(out, settings, ver, results)
 PY

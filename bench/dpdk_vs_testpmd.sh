@@ -59,6 +59,7 @@
 # Needs root, dpdk-testpmd, a netdaq built with the dpdk engine (`netdaq --version`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 
 duration=5
 rounds=3
@@ -91,53 +92,29 @@ while [ $# -gt 0 ]; do
     --perf) perf=1; shift ;;
     --rt) rt=1; shift ;;
     --keep) keep=$2; shift 2 ;;
-    -h|--help) sed -n '2,58p' "$0"; exit 0 ;;
-    *) echo "unknown option $1 (see --help)" >&2; exit 1 ;;
+    -h|--help) usage ;;
+    *) bad_option "$1" ;;
   esac
 done
 
-if [ -z "$netdaq" ]; then  # the first build with the dpdk engine
-  for c in "${NETDAQ_BUILD_DIR:-build}/tools/netdaq/netdaq" build*/tools/netdaq/netdaq; do
-    if [ -x "$c" ] && "$c" --version 2>/dev/null | grep -q dpdk; then netdaq=$c; break; fi
-  done
-fi
-[ -n "$netdaq" ] && [ -x "$netdaq" ] ||
-  { echo "no netdaq binary with the dpdk engine found: build one or pass --netdaq PATH" >&2; exit 1; }
-netdaq=$(realpath "$netdaq")
-"$netdaq" --version | grep -q dpdk || { echo "$netdaq has no dpdk engine ($("$netdaq" --version | sed -n 2p))" >&2; exit 1; }
-command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd not found (apt-get install dpdk)" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "needs root (hugepages, namespaces, XDP)" >&2; exit 1; }
-[[ "$duration" =~ ^[0-9]+$ ]] && [ "$duration" -ge 3 ] || { echo "--duration: whole seconds, at least 3" >&2; exit 1; }
-[ "$main_cpu" != "$rx_cpu" ] || { echo "--main-cpu and --rx-cpu must differ" >&2; exit 1; }
-case "$memory" in huge|plain) ;; *) echo "--memory: huge or plain" >&2; exit 1 ;; esac
-[ "$perf" = 0 ] || command -v perf >/dev/null || { echo "--perf: perf not found" >&2; exit 1; }
+find_netdaq dpdk
+need_testpmd
+need_root "hugepages, namespaces, XDP"
+need_duration
+need_other_cpus --main-cpu "$main_cpu" --rx-cpu "$rx_cpu"
+case "$memory" in huge|plain) ;; *) die "--memory: huge or plain" ;; esac
+[ "$perf" = 0 ] || command -v perf >/dev/null || die "--perf: perf not found"
 
-bound=$((duration + 40))  # seconds any one process may run (timeout -s INT, then KILL)
-ns_a=ndqdA$$ ns_b=ndqdB$$ veth_a=ndqdva veth_b=ndqdvb
-ip_a=10.197.0.1 ip_b=10.197.0.2
-prefix=ndqd$$
 hp_file=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 hp_added=0
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  local rc=$?
-  for p in "${pids[@]}"; do [ -z "$p" ] || kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do [ -z "$p" ] || wait "$p" 2>/dev/null || true; done
-  ip netns del "$ns_a" 2>/dev/null || true
-  ip netns del "$ns_b" 2>/dev/null || true
-  rm -rf /var/run/dpdk/"$prefix"_* 2>/dev/null || true
-  if [ "$hp_added" -gt 0 ]; then  # give back what this script reserved (others may hold more)
-    local now
-    now=$(cat "$hp_file")
-    echo $((now > hp_added ? now - hp_added : 0)) >"$hp_file" 2>/dev/null || true
-  fi
-  if [ -n "$keep" ]; then mkdir -p "$keep" && cp -r "$tmp"/. "$keep"/; fi
-  rm -rf "$tmp"
-  exit $rc
+hugepages_give_back() {  # what this script reserved (others may hold more)
+  [ "$hp_added" -gt 0 ] || return 0
+  local now
+  now=$(cat "$hp_file")
+  echo $((now > hp_added ? now - hp_added : 0)) >"$hp_file" 2>/dev/null || true
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+exit_hooks+=(hugepages_give_back)
+lab_init d 197  # namespaces ndqdA<pid> / ndqdB<pid>, veths ndqdva / ndqdvb, 10.197.0.0/24 (case afxdp)
 
 # ---- hugepages ----
 if [ "$memory" = huge ] && [ "$hugepages" -gt 0 ]; then
@@ -149,19 +126,8 @@ if [ "$memory" = huge ] && [ "$hugepages" -gt 0 ]; then
 fi
 if [ "$memory" = huge ]; then
   free_mb=$(( $(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages) * 2 ))
-  [ "$free_mb" -ge 320 ] || { echo "only $free_mb MiB of 2 MiB hugepages free; each receiver needs ~300 (--hugepages N)" >&2; exit 1; }
+  [ "$free_mb" -ge 320 ] || die "only $free_mb MiB of 2 MiB hugepages free; each receiver needs ~300 (--hugepages N)"
 fi
-
-# wait_for FILE TEXT SECONDS [PID]: until FILE contains TEXT (or process PID has ended)
-wait_for() {
-  local i
-  for ((i = 0; i < $3 * 100; i++)); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    [ -z "${4:-}" ] || kill -0 "$4" 2>/dev/null || return 1
-    sleep 0.01
-  done
-  return 1
-}
 
 rt_cmd=()  # set per case: --rt applies to the null case
 
@@ -178,12 +144,12 @@ perf_sample() {
   [ "$perf" = 1 ] || return 0
   ( sleep 1; perf record -q -e cpu-clock -g -C "$rx_cpu" -o "$tmp/$1.perf" -- sleep 2 || true ) >/dev/null 2>&1 &
   perf_pid=$!
-  pids+=("$perf_pid")
+  track "$perf_pid"
 }
 perf_done() {  # NAME: waits for perf_sample's profiler
   [ -n "$perf_pid" ] || return 0
   wait "$perf_pid" 2>/dev/null || true
-  pids=("${pids[@]/$perf_pid}")
+  untrack "$perf_pid"
 }
 
 # ---- receivers ----
@@ -243,20 +209,13 @@ netdaq_rx() {
   ${ns:+ip netns exec "$ns"} timeout -s INT -k 5 "$bound" "${rt_cmd[@]}" "$netdaq" run "$out.yaml" -q --no-verify \
     -d "$4" --json "$out.json" >"$out.rx" 2>&1 &
   netdaq_pid=$!
-  pids+=("$netdaq_pid")
-  if ! wait_for "$out.rx" "netdaq run: .*rx queue" 20 "$netdaq_pid"; then echo "netdaq $name did not start: $(tail -3 "$out.rx")" >&2; fi
-  date +%s.%N >"$out.rx.start"
+  track "$netdaq_pid"
+  rx_started netdaq "$name" "$netdaq_pid" "netdaq run: .*rx queue" 20
   local p
   p=$(child_of "$netdaq_pid")  # timeout's child (ip netns exec and timeout exec)
   [ -z "$p" ] || pin_threads "$p" "$3" "$out.threads"
 }
-netdaq_wait() {
-  local name=$1 out=$tmp/$1 rc=0
-  wait "$netdaq_pid" || rc=$?
-  date +%s.%N >"$out.rx.stop"
-  pids=("${pids[@]/$netdaq_pid}")
-  [ "$rc" = 0 ] || echo "netdaq $name exited with $rc: $(tail -5 "$out.rx")" >&2
-}
+netdaq_wait() { rx_wait netdaq "$1" "$netdaq_pid"; }  # NAME
 
 # testpmd_rx NAME VDEV [NETNS]: starts testpmd rxonly; testpmd_stop sends SIGINT
 testpmd_pid=""
@@ -270,10 +229,9 @@ testpmd_rx() {
       --forward-mode=rxonly --nb-cores=1 --burst=64 --total-num-mbufs="$mbufs" --mbcache=256 --mbuf-size=2048 \
       --rxd=1024 --txd=1024 --stats-period 1 <"$out.fifo" >"$out.rx" 2>&1 &
   testpmd_pid=$!
-  pids+=("$testpmd_pid")
+  track "$testpmd_pid"
   exec 3>"$out.fifo"
-  if ! wait_for "$out.rx" "start packet forwarding" 20 "$testpmd_pid"; then echo "testpmd $name did not start: $(tail -3 "$out.rx")" >&2; fi
-  date +%s.%N >"$out.rx.start"
+  rx_started testpmd "$name" "$testpmd_pid" "start packet forwarding" 20
 }
 testpmd_stop() {
   local name=$1 out=$tmp/$1 rc=0
@@ -281,7 +239,7 @@ testpmd_stop() {
   kill -INT "$testpmd_pid" 2>/dev/null || true  # timeout passes SIGINT on to testpmd
   exec 3>&-  # and stdin EOF, should it wait for "enter" after the signal
   wait "$testpmd_pid" || rc=$?
-  pids=("${pids[@]/$testpmd_pid}")
+  untrack "$testpmd_pid"
   # testpmd 22.11 prints its statistics in the SIGINT handler, then dies of the signal (130).
   [ "$rc" = 0 ] || [ "$rc" = 130 ] || echo "testpmd $name exited with $rc: $(tail -5 "$out.rx")" >&2
   grep -q "Forward statistics for port 0" "$out.rx" || echo "testpmd $name printed no statistics: $(tail -5 "$out.rx")" >&2
@@ -305,56 +263,23 @@ null_round() {  # NAME WHO
   esac
 }
 
-# ---- the veth lab (case afxdp) ----
-lab_up() {
-  ip netns add "$ns_a"
-  ip netns add "$ns_b"
-  ip link add "$veth_a" netns "$ns_a" type veth peer name "$veth_b" netns "$ns_b"
-  local side ns_var veth_var ip_var
-  for side in a b; do
-    ns_var=ns_$side veth_var=veth_$side ip_var=ip_$side
-    ip -n "${!ns_var}" addr add "${!ip_var}/24" dev "${!veth_var}"
-    # No IPv6: no router solicitations or MLD reports (testpmd counts every frame).
-    ip netns exec "${!ns_var}" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-    ip -n "${!ns_var}" link set lo up
-    ip -n "${!ns_var}" link set "${!veth_var}" up
-  done
-  mac_a=$(ip -n "$ns_a" -o link show dev "$veth_a" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
-}
-xdp_attached() { ip -n "$ns_a" -o link show dev "$veth_a" | grep -q "prog/xdp\| xdp"; }
-veth_stats() {  # FILE: the receiving veth's counters (ethtool -S)
-  ip netns exec "$ns_a" ethtool -S "$veth_a" >"$1" 2>&1 || true
-}
-
-# sender NAME: testpmd txonly (af_packet) on veth_b for $duration s, forwarding on --main-cpu
-sender() {
-  local name=$1 out=$tmp/$1.tx
-  : >"$out"
-  { wait_for "$out" "Press enter to exit" 20 || true; date +%s.%N >"$out.start"; sleep "$duration"; date +%s.%N >"$out.stop"; } |
-    ip netns exec "$ns_b" timeout -s INT -k 5 "$bound" stdbuf -oL -eL dpdk-testpmd --no-huge -m 256 --no-shconf --no-telemetry \
-      --no-pci --file-prefix "${prefix}_tx" --lcores "0@$rx_cpu,1@$main_cpu" --vdev "net_af_packet0,iface=$veth_b" -- \
-      --total-num-mbufs=8192 --forward-mode=txonly --txpkts=64 --tx-ip="$ip_b,$ip_a" --tx-udp="9000,$port" \
-      --eth-peer="0,$mac_a" >"$out" 2>&1 || echo "sender $name: testpmd failed: $(tail -3 "$out")" >&2
-}
-
+# ---- case afxdp: the veth lab (lib.sh), 64 B frames from testpmd txonly forwarding on --main-cpu ----
 afxdp_round() {  # NAME WHO
   local name=$1 vdev="net_af_xdp0,iface=$veth_a,start_queue=0,queue_count=1"
   veth_stats "$tmp/$name.veth0"
   case "$2" in
     netdaq|direct)
       netdaq_rx "$name" afxdp "$(netdaq_mode "$2")" $((duration + 3)) "$ns_a"
-      sender "$name"
+      sender "$name" 64 "$rx_cpu" "$main_cpu"
       netdaq_wait "$name" ;;
     testpmd)
       testpmd_rx "$name" "$vdev" "$ns_a"
-      sender "$name"
-      local left
-      left=$(python3 -c "import sys,time; print(max(0, float(open(sys.argv[1]).read()) + $duration + 3 - time.time()))" "$tmp/$name.rx.start")
-      sleep "$left"
+      sender "$name" 64 "$rx_cpu" "$main_cpu"
+      sleep_past "$tmp/$name.rx.start" $((duration + 3))  # stop as long after readiness as netdaq's run
       testpmd_stop "$name" ;;
   esac
   veth_stats "$tmp/$name.veth1"
-  if xdp_attached; then echo "$2 $name left an XDP program attached" >&2; exit 1; fi
+  xdp_check "$2" "$name"
 }
 
 IFS=, read -r -a case_list <<<"$cases"
@@ -365,11 +290,11 @@ for c in "${case_list[@]}"; do
   case "$c" in
     null) [ "$rt" = 0 ] || rt_cmd=(chrt -f 50) ;;
     afxdp) lab_up ;;
-    *) echo "unknown case $c (null, afxdp)" >&2; exit 1 ;;
+    *) die "unknown case $c (null, afxdp)" ;;
   esac
   for ((r = 1; r <= rounds; r++)); do
     for who in "${receiver_list[@]}"; do
-      case "$who" in netdaq|direct|testpmd) ;; *) echo "unknown receiver $who (netdaq, direct, testpmd)" >&2; exit 1 ;; esac
+      case "$who" in netdaq|direct|testpmd) ;; *) die "unknown receiver $who (netdaq, direct, testpmd)" ;; esac
       "${c}_round" "$c.r$r.$who" "$who"
     done
     echo "case $c round $r of $rounds done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
@@ -380,8 +305,7 @@ leftover=$(ls -d /var/run/dpdk/"$prefix"_nd 2>/dev/null || true)  # netdaq remov
 
 settings=$(printf '{"duration_s": %s, "rounds": %s, "cases": "%s", "receivers": "%s", "main_cpu": %s, "rx_cpu": %s, "mbufs": %s, "burst": 64, "mempool_cache": 256, "rx_desc": 1024, "memory": "%s", "hugepages_reserved": %s, "sched_fifo": %s, "load_before": "%s", "load_after": "%s", "runtime_dirs_left": "%s"}' \
   "$duration" "$rounds" "$cases" "$receivers" "$main_cpu" "$rx_cpu" "$mbufs" "$memory" "$hp_added" "$([ "$rt" = 1 ] && echo true || echo false)" "$load_before" "$load_after" "$leftover")
-python3 - "$tmp" "$json_out" "$netdaq" "$settings" <<'PY'
-import json, os, platform, re, statistics, subprocess, sys
+report "$tmp" "$json_out" "$netdaq" "$settings" <<'PY'
 tmp, out, netdaq, settings = sys.argv[1:5]
 settings = json.loads(settings)
 duration, rounds = settings["duration_s"], settings["rounds"]
@@ -389,28 +313,6 @@ cases = [c for c in settings["cases"].split(",") if c]
 receivers = [w for w in settings["receivers"].split(",") if w]
 netdaqs = [w for w in receivers if w != "testpmd"]
 MODE = {"netdaq": "worker", "direct": "direct"}
-
-def text(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return ""
-
-def elapsed(name, part):
-    try:
-        return float(text(f"{tmp}/{name}.{part}.stop")) - float(text(f"{tmp}/{name}.{part}.start"))
-    except ValueError:
-        return None
-
-def port0(out):
-    """The last 'Forward statistics for port 0' block of testpmd's output."""
-    blocks = re.findall(r"Forward statistics for port 0\s*-+\n(.*?)\n\s*-{10,}", out, re.S)
-    return blocks[-1] if blocks else ""
-
-def field(block, label):
-    m = re.search(re.escape(label) + r"\s*([0-9]+)", block)
-    return int(m.group(1)) if m else 0
 
 def perf_top(name):
     """Top symbols of the polling CPU's cpu-clock profile (perf report --no-children)."""
@@ -429,44 +331,30 @@ def perf_top(name):
     return top
 
 def testpmd_rx(name, sender=None):
-    out = text(f"{tmp}/{name}.rx")
-    b = port0(out)
-    if not b:
-        return {"ok": False, "error": out[-500:]}
-    got = field(b, "RX-packets:")
-    missed, nombuf, err = field(b, "RX-dropped:"), field(b, "RX-nombufs:"), field(b, "RX-error:")
-    r = {"ok": True, "received": got, "drops": missed + nombuf + err, "rx_dropped": missed, "rx_nombufs": nombuf,
-         "rx_error": err}
-    if sender is None:  # null: the periodic Rx-pps (the first period shows 0: no previous sample)
-        samples = [int(x) for x in re.findall(r"Rx-pps:\s*([0-9]+)", out)]
-        steady = [v for v in samples[1:] if v > 0]
-        win = elapsed(name, "rx")
-        r["pps_samples"] = samples
-        r["pps_whole_run"] = got / win if win else None
-        r["pps"] = statistics.mean(steady) if steady else r["pps_whole_run"]
-    else:
-        r["pps"] = got / sender["seconds"] if sender["seconds"] else None
-        r["lost"] = sender["sent"] - got
+    r = testpmd_counts(f"{tmp}/{name}")
+    if not r["ok"]:
+        return r
+    if sender is not None:
+        return over_sender(r, sender)
+    # null: the periodic Rx-pps (the first period shows 0: no previous sample)
+    samples = [int(x) for x in re.findall(r"Rx-pps:\s*([0-9]+)", text(f"{tmp}/{name}.rx"))]
+    steady = [v for v in samples[1:] if v > 0]
+    win = elapsed(f"{tmp}/{name}", "rx")
+    r["pps_samples"] = samples
+    r["pps_whole_run"] = r["received"] / win if win else None
+    r["pps"] = statistics.mean(steady) if steady else r["pps_whole_run"]
     return r
 
 def netdaq_rx(name, sender=None):
-    j = json.loads(text(f"{tmp}/{name}.json") or "null")
+    r, j, q = netdaq_counts(f"{tmp}/{name}")
     if not j:
-        return {"ok": False, "error": text(f"{tmp}/{name}.rx")[-500:]}
-    q = next(q for q in j["queues"] if q["direction"] == "rx")
-    drops = {k: v for k, v in (q.get("drops") or {}).items() if v}
-    eng = q.get("engine", {})
-    got = q["packets"]
-    r = {"ok": True, "received": got, "drops": sum(drops.values()), "drop_reasons": drops,
-         "engine_counters": {k: v for k, v in eng.items() if v}, "mode": q.get("mode", ""),
-         "queue_seconds": q["seconds"], "run_seconds": j.get("seconds"), "interrupted": j.get("interrupted"),
-         "threads": text(f"{tmp}/{name}.threads").split("\n")[:-1]}
-    if sender is None:
-        r["pps"] = q["pps"]
-        r["pps_whole_run"] = got / j["seconds"] if j.get("seconds") else None
-    else:
-        r["pps"] = got / sender["seconds"] if sender["seconds"] else None
-        r["lost"] = sender["sent"] - got
+        return r
+    r.update(engine_counters=nonzero(q.get("engine")), queue_seconds=q["seconds"],
+             threads=text(f"{tmp}/{name}.threads").split("\n")[:-1])
+    if sender is not None:
+        return over_sender(r, sender)
+    r["pps"] = q["pps"]
+    r["pps_whole_run"] = r["received"] / j["seconds"] if j.get("seconds") else None
     return r
 
 def veth_delta(name):
@@ -476,12 +364,6 @@ def veth_delta(name):
     a, b = parse(text(f"{tmp}/{name}.veth0")), parse(text(f"{tmp}/{name}.veth1"))
     return {k: b[k] - a.get(k, 0) for k in b if k != "peer_ifindex" and b[k] - a.get(k, 0)}
 
-def sender(name):
-    b = port0(text(f"{tmp}/{name}.tx"))
-    sec = elapsed(name, "tx") or duration
-    sent = field(b, "TX-packets:")
-    return {"ok": bool(b), "sent": sent, "tx_dropped": field(b, "TX-dropped:"), "seconds": sec, "pps": sent / sec}
-
 results = []
 for c in cases:
     rows = []
@@ -489,7 +371,7 @@ for c in cases:
         row = {"round": r}
         for who in receivers:
             name = f"{c}.r{r}.{who}"
-            tx = sender(name) if c == "afxdp" else None
+            tx = sender_stats(f"{tmp}/{name}", duration) if c == "afxdp" else None
             rx = (testpmd_rx if who == "testpmd" else netdaq_rx)(name, tx)
             row[who] = {"receiver": rx}
             if tx:
@@ -500,8 +382,7 @@ for c in cases:
                 row[who]["perf_top"] = top
         rows.append(row)
     def med(who, part, key):
-        v = [x[who][part][key] for x in rows if part in x[who] and x[who][part].get("ok") and x[who][part].get(key) is not None]
-        return statistics.median(v) if v else None
+        return median(rows, who, part, key)
     res = {"case": c, "port": "net_null0,size=64" if c == "null" else "net_af_xdp0 on a veth pair, 64 B frames"}
     for who in receivers:
         pps = med(who, "receiver", "pps")
@@ -521,8 +402,6 @@ for c in cases:
 
 def mpps(v):
     return f"{v/1e6:.2f}" if v is not None else "-"
-def num(v):
-    return f"{int(v):,}" if v is not None else "-"
 def ns(v):
     return f"{v:.1f}" if v is not None else "-"
 
@@ -570,20 +449,13 @@ for r in results:
                 line += "\n      cpu " + str(settings["rx_cpu"]) + ": " + ", ".join(
                     f"{e['sym'][:48]} {e['pct']:.0f}%" for e in top[:8])
             print(line)
-ver = subprocess.run([netdaq, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+ver = netdaq_version(netdaq)
 print(f"\n{ver} ({netdaq}); medians of {rounds} rounds of {duration:g} s per receiver; EAL main lcore on CPU "
       f"{settings['main_cpu']}, polling lcore on CPU {settings['rx_cpu']}; burst 64, {settings['mbufs']} mbufs, memory "
-      f"{settings['memory']}{'; null receivers SCHED_FIFO' if settings['sched_fifo'] else ''}; {os.cpu_count()} CPUs, kernel {platform.release()}; load average {settings['load_before']} "
-      f"before, {settings['load_after']} after")
+      f"{settings['memory']}{'; null receivers SCHED_FIFO' if settings['sched_fifo'] else ''}; {machine(settings)}")
 print("null: steady-state rate (testpmd: periodic Rx-pps; netdaq: queue packets / first-to-last burst); "
       "afxdp: received / sender duration; ns/pkt = 1e9 / rate")
 if settings["runtime_dirs_left"]:
     print(f"WARNING: netdaq left its DPDK runtime dir behind (removed now): {settings['runtime_dirs_left']}")
-if out:
-    with open(out, "w") as f:
-        json.dump({"settings": settings, "cpus": os.cpu_count(), "kernel": platform.release(), "netdaq": ver,
-                   "testpmd": subprocess.run("dpkg-query -W -f '${Version}' dpdk", shell=True, capture_output=True,
-                                             text=True).stdout or "unknown",
-                   "results": results}, f, indent=2)
-    print(f"wrote {out}")
+write_json(out, settings, ver, results)
 PY

@@ -19,6 +19,7 @@
 # tools) and the table shows medians. About 100 s with the defaults (2 s per run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh  # usage, bad_option, die
 
 duration=2
 repeat=3
@@ -40,8 +41,8 @@ while [ $# -gt 0 ]; do
     --rt) rt=(chrt -f 10); shift ;;
     --only) only=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
-    *) echo "unknown option $1 (see --help)" >&2; exit 1 ;;
+    -h|--help) usage ;;
+    *) bad_option "$1" ;;
   esac
 done
 
@@ -50,8 +51,8 @@ if [ -z "$netdaq" ]; then
     if [ -x "$c" ]; then netdaq=$c; break; fi
   done
 fi
-[ -n "$netdaq" ] && [ -x "$netdaq" ] || { echo "netdaq binary not found: build first (scripts/build.sh) or pass --netdaq PATH" >&2; exit 1; }
-command -v iperf3 >/dev/null || { echo "iperf3 not found (apt-get install iperf3)" >&2; exit 1; }
+[ -n "$netdaq" ] && [ -x "$netdaq" ] || die "netdaq binary not found: build first (scripts/build.sh) or pass --netdaq PATH"
+command -v iperf3 >/dev/null || die "iperf3 not found (apt-get install iperf3)"
 
 tmp=$(mktemp -d)
 server_pid=""
@@ -128,7 +129,7 @@ for ((r = 1; r <= repeat; r++)); do
       udp1472) udp_case "udp1472.$r" 1472 mbps 1.2 ;;
       udp8972) udp_case "udp8972.$r" 8972 mbps 1.2 ;;
       tcp) run_iperf "tcp.$r" tcp 0; run_netdaq "tcp.$r.netdaq" tcp "$tcp_size" ;;
-      *) echo "unknown case $c" >&2; exit 1 ;;
+      *) die "unknown case $c" ;;
     esac
   done
   echo "round $r of $repeat done" >&2
