@@ -22,12 +22,18 @@ struct QueueCounters {
 
   static void add(std::atomic<uint64_t>& c, uint64_t n) noexcept { c.fetch_add(n, std::memory_order_relaxed); }
   void drop(DropReason r, uint64_t n = 1) noexcept { add(drops[static_cast<size_t>(r)], n); }
-  // Only the queue's receiving thread (the poller, or its worker) counts deliveries: a
-  // plain relaxed load + store, no locked read-modify-write per burst.
+  // TX: sends may come from several threads.
+  void delivered(uint64_t pkts, uint64_t nbytes) noexcept {
+    add(packets, pkts);
+    add(bytes, nbytes);
+    add(bursts, 1);
+  }
+  // RX: only the queue's receiving thread (its poller, or its worker) counts what it hands
+  // over: a plain relaxed load + store, no locked read-modify-write per burst.
   static void bump(std::atomic<uint64_t>& c, uint64_t n) noexcept {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
-  void delivered(uint64_t pkts, uint64_t nbytes) noexcept {
+  void received(uint64_t pkts, uint64_t nbytes) noexcept {
     bump(packets, pkts);
     bump(bytes, nbytes);
     bump(bursts, 1);

@@ -44,7 +44,7 @@ void RxQueueImpl::stop() noexcept {
 }
 
 void RxQueueImpl::deliver_count(const BurstDesc& d) noexcept {
-  res_.counters->delivered(d.count - d.first, d.bytes);
+  res_.counters->received(d.count - d.first, d.bytes);
 }
 
 RxBurst RxQueueImpl::poll() noexcept {
