@@ -131,8 +131,13 @@ fi
 
 rt_cmd=()  # set per case: --rt applies to the null case
 
-mem_eal() {  # EAL memory options of a receiver
-  if [ "$memory" = huge ]; then echo --in-memory -m 256; else echo --no-huge --no-shconf -m 256; fi
+# NETDAQ_DPDK_DRIVERS=DIR: drivers to load with -d (both receivers), for a DPDK copied to a
+# machine without its package (scripts/gpu-check.sh), where EAL's built-in driver path is empty.
+drivers_eal=${NETDAQ_DPDK_DRIVERS:+-d $NETDAQ_DPDK_DRIVERS}
+drivers_yaml=${NETDAQ_DPDK_DRIVERS:+, args: [-d$NETDAQ_DPDK_DRIVERS]}
+
+mem_eal() {  # EAL memory (and driver) options of a receiver
+  if [ "$memory" = huge ]; then echo --in-memory -m 256 $drivers_eal; else echo --no-huge --no-shconf -m 256 $drivers_eal; fi
 }
 
 child_of() { ps -o pid= --ppid "$1" 2>/dev/null | head -1 | tr -d ' ' || true; }  # timeout's child: the receiver
@@ -172,7 +177,7 @@ interfaces:
       queues:
         - {id: 0, $cpu_line, batch_size: 64, ring_depth: 32, memory_regions: [rx_bufs]}
     dpdk: {${extra}rx_desc: 1024, mempool_cache: 256}
-eal: {cores: [$main_cpu, $rx_cpu], main_core: $main_cpu, hugepages: $hp, memory_mb: 256, file_prefix: ${prefix}_nd}
+eal: {cores: [$main_cpu, $rx_cpu], main_core: $main_cpu, hugepages: $hp, memory_mb: 256, file_prefix: ${prefix}_nd$drivers_yaml}
 run: {duration_s: $duration}
 log: {level: warn}
 EOF
