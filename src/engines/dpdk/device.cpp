@@ -115,13 +115,7 @@ void Device::configure(bool header_split) {
                                        std::to_string(info_.max_rx_queues) + " rx and " +
                                        std::to_string(info_.max_tx_queues) + " tx queues; the config asks for " +
                                        std::to_string(nb_rx) + " and " + std::to_string(nb_tx));
-  if (o.isolate) {
-    rte_flow_error err{};
-    if (rte_flow_isolate(port_, 1, &err) != 0)
-      throw Error(Errc::unsupported, context_ + ": dpdk.isolate: driver " + driver_ + " cannot isolate '" + name_ +
-                                         "' (" + (err.message ? err.message : rte_strerror(rte_errno)) +
-                                         "); set isolate: false");
-  }
+  if (o.isolate && !isolates_late()) isolate();
   rte_eth_conf conf{};
   if (nb_rx > 1 && info_.flow_type_rss_offloads) {
     conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
@@ -206,9 +200,26 @@ void Device::setup_tx_queue(uint16_t id) {
   if (rc != 0) fail("rte_eth_tx_queue_setup of tx queue " + std::to_string(id), rc);
 }
 
+// rte_flow.h recommends isolated mode before rte_eth_dev_configure, and some drivers refuse it
+// later. DPDK 22.11's tap driver accepts it then but changes no TC rule until the tap has
+// queues (seen under a kernel with the TC modules: the remote netdev's implicit rules kept
+// redirecting all its traffic into the tap, and the tap got no catch-all drop rule), and a
+// second call with the same value does nothing. So the tap is isolated once its queues are
+// set up, before it starts.
+bool Device::isolates_late() const noexcept { return driver_ == "net_tap"; }
+
+void Device::isolate() {
+  rte_flow_error err{};
+  if (rte_flow_isolate(port_, 1, &err) != 0)
+    throw Error(Errc::unsupported, context_ + ": dpdk.isolate: driver " + driver_ + " cannot isolate '" + name_ +
+                                       "' (" + (err.message ? err.message : rte_strerror(rte_errno)) +
+                                       "); set isolate: false");
+}
+
 void Device::start() {
   const auto nb_tx = static_cast<uint16_t>(iface_.tx.queues.size());
   for (uint16_t id = nb_tx; id < nb_tx + unused_tx_; ++id) setup_tx_queue(id);
+  if (iface_.dpdk.isolate && isolates_late()) isolate();
   int rc = rte_eth_dev_start(port_);
   if (rc != 0) fail("rte_eth_dev_start", rc);
   started_ = true;

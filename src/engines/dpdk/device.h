@@ -33,7 +33,8 @@ class Device {
   // UMEM over the mempool): rx gets a DPDK-memory pool instead of mbufs over the region.
   bool needs_own_mbufs() const noexcept { return driver_ == "net_af_xdp"; }
 
-  // Configures every rx/tx queue of the interface (rte_flow isolation first, when asked).
+  // Configures every rx/tx queue of the interface (rte_flow isolation first, when asked and
+  // the driver takes it then; see isolates_late()).
   void configure(bool header_split);
   // split_mp: the payload pool when the queue splits headers (mp) from payload (split_mp).
   void setup_rx_queue(uint16_t id, rte_mempool* mp, rte_mempool* split_mp);
@@ -43,6 +44,8 @@ class Device {
 
  private:
   [[noreturn]] void fail(const std::string& what, int rc) const;
+  void isolate();                         // rte_flow isolated mode (dpdk.isolate)
+  bool isolates_late() const noexcept;    // isolate after queue setup, not before configure
   void stop_here() noexcept;
   void in_own_netns(const std::function<void()>& fn) noexcept;
 
