@@ -43,6 +43,16 @@ EalState& state() {
   return s;
 }
 
+// Error lines DPDK prints although nothing is wrong for netdaq, shown at debug level instead:
+// the tap driver asks secondary processes to start, and netdaq runs EAL without multi-process
+// support (in-memory / no-shconf), so there are none to ask.
+bool harmless_error(const std::string& line) {
+  static constexpr const char* kHarmless[] = {"Failed to send start req to secondary"};
+  for (const char* h : kHarmless)
+    if (line.find(h) != std::string::npos) return true;
+  return false;
+}
+
 // DPDK's log goes through spdlog (prefixed "dpdk:"), keeping the last error lines for error
 // messages.
 ssize_t log_write(void*, const char* buf, size_t size) {
@@ -50,7 +60,9 @@ ssize_t log_write(void*, const char* buf, size_t size) {
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
   if (line.empty()) return static_cast<ssize_t>(size);
   const uint32_t level = rte_log_cur_msg_loglevel();
-  if (level <= RTE_LOG_ERR) {
+  if (level <= RTE_LOG_ERR && harmless_error(line)) {
+    log()->debug("dpdk: {}", line);
+  } else if (level <= RTE_LOG_ERR) {
     log()->error("dpdk: {}", line);
     auto& s = state();
     std::lock_guard lock(s.errors_mu);
