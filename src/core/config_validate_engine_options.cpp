@@ -14,7 +14,10 @@ struct SetOption {
   std::string value;
 };
 
+// How a set option is shown: booleans, numbers, strings.
 std::string text(bool b) { return b ? "true" : "false"; }
+constexpr auto num = [](auto v) { return std::to_string(v); };
+std::string same(const std::string& v) { return v; }
 
 // Appends key = value when `value` differs from `default_value`.
 template <class T, class Show>
@@ -24,8 +27,6 @@ void add_if_set(std::vector<SetOption>& out, const char* key, const T& value, co
 
 std::vector<SetOption> set_socket_options(const SocketOptions& s) {
   const SocketOptions d;
-  const auto num = [](auto v) { return std::to_string(v); };
-  const auto same = [](const std::string& v) { return v; };
   std::vector<SetOption> out;
   add_if_set(out, "gro", s.gro, d.gro, text);
   add_if_set(out, "gso", s.gso, d.gso, text);
@@ -40,8 +41,6 @@ std::vector<SetOption> set_socket_options(const SocketOptions& s) {
 
 std::vector<SetOption> set_afxdp_options(const AfxdpOptions& a) {
   const AfxdpOptions d;
-  const auto num = [](auto v) { return std::to_string(v); };
-  const auto same = [](const std::string& v) { return v; };
   std::vector<SetOption> out;
   add_if_set(out, "attach", a.attach, d.attach, [](XdpAttach v) { return std::string(to_string(v)); });
   add_if_set(out, "mode", a.mode, d.mode, [](XskMode v) { return std::string(to_string(v)); });
@@ -60,8 +59,6 @@ std::vector<SetOption> set_afxdp_options(const AfxdpOptions& a) {
 
 std::vector<SetOption> set_dpdk_options(const DpdkOptions& o) {
   const DpdkOptions d;
-  const auto num = [](auto v) { return std::to_string(v); };
-  const auto same = [](const std::string& v) { return v; };
   std::vector<SetOption> out;
   add_if_set(out, "rx_desc", o.rx_desc, d.rx_desc, num);
   add_if_set(out, "tx_desc", o.tx_desc, d.tx_desc, num);

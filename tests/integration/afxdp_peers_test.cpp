@@ -25,14 +25,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-#define NDQ_REQUIRE_TOOL(tool, package) \
-  NDQ_REQUIRE(have_tool(tool), std::string(tool) + " is not installed (apt-get install " package ")")
-
 using Clock = std::chrono::steady_clock;
-
-uint16_t be16(std::span<const std::byte> b, size_t at) {
-  return static_cast<uint16_t>((unsigned(b[at]) << 8) | unsigned(b[at + 1]));
-}
 
 std::string mac_text(std::span<const std::byte> b, size_t at) {
   char s[18];
@@ -114,12 +107,6 @@ class Poller {
                                          << t.wrong_ethertype << " not IPv4, " << t.wrong_port
                                          << " to another UDP port, " << t.wrong_flow << " without flow id 1";
   return ::testing::AssertionSuccess();
-}
-
-uint64_t engine_counter(const QueueStats& s, const std::string& name) {
-  for (const auto& [n, v] : s.engine_counters)
-    if (n == name) return v;
-  return ~uint64_t{0};
 }
 
 // The receive queue's counters: exactly n packets, nothing dropped anywhere (pool_empty,

@@ -25,28 +25,23 @@ Config DpdkIface::build() const {
   i.engine = "dpdk";
   i.address = device;
   i.dpdk = dpdk;
-  for (unsigned id = 0; id < rx_queues; ++id) {
-    const std::string region = "rx" + std::to_string(id);
+  // Queue `id` with a host region of its own named after it (rx0, tx0, ...).
+  auto queue = [&](const char* dir, unsigned id) {
+    const std::string region = dir + std::to_string(id);
     c.memory_regions.push_back(MemoryRegionConfig{region, MemoryKind::host, 2048, num_bufs});
     QueueConfig q;
     q.id = static_cast<uint16_t>(id);
-    q.mode = mode;
     q.batch_size = batch;
     q.ring_depth = 16;
     q.memory_regions = {region};
-    i.rx.queues.push_back(q);
+    return q;
+  };
+  for (unsigned id = 0; id < rx_queues; ++id) {
+    i.rx.queues.push_back(queue("rx", id));
+    i.rx.queues.back().mode = mode;
   }
   i.rx.flows = flows;
-  for (unsigned id = 0; id < tx_queues; ++id) {
-    const std::string region = "tx" + std::to_string(id);
-    c.memory_regions.push_back(MemoryRegionConfig{region, MemoryKind::host, 2048, num_bufs});
-    QueueConfig q;
-    q.id = static_cast<uint16_t>(id);
-    q.batch_size = batch;
-    q.ring_depth = 16;
-    q.memory_regions = {region};
-    i.tx.queues.push_back(q);
-  }
+  for (unsigned id = 0; id < tx_queues; ++id) i.tx.queues.push_back(queue("tx", id));
   if (tx_queues) i.tx.destination = destination;
   c.interfaces.push_back(i);
   return c;

@@ -16,16 +16,6 @@ using namespace netdaq;
 using namespace ndqtest;
 using namespace std::chrono_literals;
 
-namespace {
-
-uint64_t counter(const QueueStats& s, const std::string& name) {
-  for (const auto& [k, v] : s.engine_counters)
-    if (k == name) return v;
-  return ~uint64_t{0};
-}
-
-}  // namespace
-
 TEST(DpdkVdev, NetRingLoopbackEveryByteAndSequence) {
   NDQ_REQUIRE_DPDK();
   DpdkIface d;
@@ -53,7 +43,7 @@ TEST(DpdkVdev, NetRingLoopbackEveryByteAndSequence) {
   const auto ts = tx.stats();
   EXPECT_EQ(ts.packets, kCount);
   EXPECT_EQ(ts.total_drops(), 0u);
-  EXPECT_EQ(counter(ts, "mbufs_in_flight"), 0u);
+  EXPECT_EQ(engine_counter(ts, "mbufs_in_flight"), 0u);
   EXPECT_EQ(ts.pool_in_use, 0u);  // every tx buffer came back through the rx release
 }
 
@@ -122,12 +112,12 @@ TEST(DpdkVdev, HeldBurstsKeepTheirMbufsUntilReleased) {
   for (auto& b : held) held_packets += b.size();
   auto st = rx.stats();
   EXPECT_EQ(st.pool_in_use, held_packets);
-  const uint64_t out_while_held = counter(st, "mbufs_in_use");
+  const uint64_t out_while_held = engine_counter(st, "mbufs_in_use");
   EXPECT_GE(out_while_held, held_packets) << "the held packets, plus any the driver keeps in its rx ring";
   held.clear();
   st = rx.stats();
   EXPECT_EQ(st.pool_in_use, 0u);
-  EXPECT_EQ(counter(st, "mbufs_in_use"), out_while_held - held_packets);
+  EXPECT_EQ(engine_counter(st, "mbufs_in_use"), out_while_held - held_packets);
 }
 
 TEST(DpdkVdev, FramesThatAreNotUdpAreCountedNeverDelivered) {
@@ -142,7 +132,7 @@ TEST(DpdkVdev, FramesThatAreNotUdpAreCountedNeverDelivered) {
   const auto st = rx.stats();
   EXPECT_EQ(delivered, 0u);
   EXPECT_GT(st.drop(DropReason::flow_miss), 10000u);
-  EXPECT_EQ(counter(st, "non_udp_frames"), st.drop(DropReason::flow_miss));
+  EXPECT_EQ(engine_counter(st, "non_udp_frames"), st.drop(DropReason::flow_miss));
   EXPECT_EQ(st.pool_in_use, 0u);
 }
 

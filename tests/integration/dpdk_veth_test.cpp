@@ -29,16 +29,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-#define NDQ_REQUIRE_TOOL(tool, package) \
-  NDQ_REQUIRE(have_tool(tool), std::string(tool) + " is not installed (apt-get install " package ")")
-
 using Clock = std::chrono::steady_clock;
-
-uint64_t counter(const QueueStats& s, const std::string& name) {
-  for (const auto& [k, v] : s.engine_counters)
-    if (k == name) return v;
-  return ~uint64_t{0};
-}
 
 // describe() plus the mode and the engine's counters (port and xstats included).
 std::string details(const QueueStats& st) {
@@ -50,7 +41,7 @@ std::string details(const QueueStats& st) {
 // Rx drops: none but frames that are not IPv4/UDP (the kernels' IPv6 router solicitations,
 // MLD reports, ARP on the link), which the engine counts as flow_miss and non_udp_frames.
 ::testing::AssertionResult only_non_udp_refused(const QueueStats& st) {
-  const uint64_t non_udp = counter(st, "non_udp_frames");
+  const uint64_t non_udp = engine_counter(st, "non_udp_frames");
   if (st.total_drops() != st.drop(DropReason::flow_miss) || st.drop(DropReason::flow_miss) != non_udp ||
       st.errors != 0)
     return ::testing::AssertionFailure() << "drops other than non-UDP frames (" << non_udp << "): " << details(st);
@@ -62,10 +53,6 @@ std::string details(const QueueStats& st) {
   if (st.total_drops() != st.drop(DropReason::tx_full) || st.errors != 0)
     return ::testing::AssertionFailure() << details(st);
   return ::testing::AssertionSuccess();
-}
-
-uint16_t be16(std::span<const std::byte> b, size_t at) {
-  return static_cast<uint16_t>((unsigned(b[at]) << 8) | unsigned(b[at + 1]));
 }
 
 void pin_this_thread(unsigned cpu) {
@@ -180,7 +167,7 @@ TEST(DpdkVeth, AfPacketReceivesEverySocketEnginePayload) {
   const QueueStats st = q.stats();
   EXPECT_EQ(st.packets, kN) << details(st);
   EXPECT_TRUE(only_non_udp_refused(st));
-  EXPECT_EQ(counter(st, "port_imissed"), 0u) << details(st);
+  EXPECT_EQ(engine_counter(st, "port_imissed"), 0u) << details(st);
   EXPECT_EQ(st.pool_in_use, 0u);
   EXPECT_NE(st.mode.find("dpdk net_af_packet"), std::string::npos) << st.mode;
   EXPECT_EQ(tx->tx_queue("if0").stats().total_drops(), 0u);
@@ -213,7 +200,7 @@ TEST(DpdkVeth, AfPacketSendsValidUdpToAKernelSocket) {
   const QueueStats st = tx.stats();
   EXPECT_EQ(st.packets, kN) << details(st);
   EXPECT_TRUE(no_tx_loss(st));
-  EXPECT_EQ(counter(st, "port_opackets"), kN) << details(st);
+  EXPECT_EQ(engine_counter(st, "port_opackets"), kN) << details(st);
   EXPECT_NE(st.mode.find("dpdk net_af_packet"), std::string::npos) << st.mode;
   EXPECT_NE(st.mode.find("checksums by the CPU"), std::string::npos) << st.mode;
 }

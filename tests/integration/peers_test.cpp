@@ -21,9 +21,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-#define NDQ_REQUIRE_TOOL(tool, package) \
-  NDQ_REQUIRE(have_tool(tool), std::string(tool) + " is not installed (apt-get install " package ")")
-
 constexpr uint16_t kPort = 9001;  // a fresh namespace: every port is free
 
 // The kernel's UDP receive counters of a namespace (/proc/net/snmp read inside it).

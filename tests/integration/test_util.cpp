@@ -382,6 +382,16 @@ void write_file(const std::string& path, const Bytes& b) {
 }  // namespace ndqtest
 
 namespace ndqtest {
+uint64_t engine_counter(const netdaq::QueueStats& s, const std::string& name) {
+  for (const auto& [k, v] : s.engine_counters)
+    if (k == name) return v;
+  return ~uint64_t{0};
+}
+
+uint16_t be16(std::span<const std::byte> b, size_t at) {
+  return static_cast<uint16_t>((unsigned(b[at]) << 8) | unsigned(b[at + 1]));
+}
+
 std::string describe(const netdaq::QueueStats& s) {
   std::string t = s.queue + ": packets=" + std::to_string(s.packets) + " bursts=" + std::to_string(s.bursts) +
                   " copies=" + std::to_string(s.copies) + " errors=" + std::to_string(s.errors) +

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ bool in_ci();
   } while (0)
 bool NetnsLabSupported(std::string* why);
 bool have_tool(const std::string& name);
+#define NDQ_REQUIRE_TOOL(tool, package) \
+  NDQ_REQUIRE(::ndqtest::have_tool(tool), std::string(tool) + " is not installed (apt-get install " package ")")
 
 // A port that was free a moment ago (bound to port 0 on the loopback address, then closed).
 uint16_t free_port(int type, bool ipv6 = false);
@@ -151,4 +154,8 @@ void write_file(const std::string& path, const Bytes& b);
 namespace ndqtest {
 // "packets=.. drops: reason=n ..." for failure messages.
 std::string describe(const netdaq::QueueStats& s);
+// An engine counter of a stats snapshot by name; all ones when the engine has no such counter.
+uint64_t engine_counter(const netdaq::QueueStats& s, const std::string& name);
+// The big-endian 16-bit field at byte `at` of a frame.
+uint16_t be16(std::span<const std::byte> b, size_t at);
 }  // namespace ndqtest
