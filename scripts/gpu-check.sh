@@ -40,27 +40,74 @@ for b in bench/gpu/*.cu; do targets+=("netdaq_$(basename "$b" .cu)"); done
 cmake --build build-gpu -j"$(nproc)" --target "${targets[@]}" > "$out/logs/build.log" 2>&1 \
   || { grep -E "error|Error" -A3 "$out/logs/build.log" | head -60; exit 1; }
 echo "built: ${targets[*]}"
+# Every GPU test must run here: NETDAQ_REQUIRE_GPU=1 makes a test that finds no usable GPU
+# fail instead of skipping, and any skipped test fails the check (a driver or visibility
+# problem must not read as green).
+export NETDAQ_REQUIRE_GPU=1
+# skipped JSON: the names of the tests a gtest JSON report (--gtest_output=json:...) lists as
+# skipped, one per line; no report (the binary crashed before writing it) prints a line too.
+skipped() {
+  python3 - "$1" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print(f"(no test report: {e})"); sys.exit()
+for s in r.get("testsuites", []):
+    for t in s.get("testsuite", []):
+        if t.get("result") == "SKIPPED" or t.get("status") == "NOTRUN":
+            print(f"{s['name']}.{t['name']}")
+PY
+}
+# gtest_run NAME BINARY ARGS...: runs a gtest binary (log and JSON report under logs/NAME),
+# prints its closing lines; a failure or any skipped test sets rc=1.
+gtest_run() {
+  local name=$1 bin=$2
+  shift 2
+  "$bin" --gtest_output=json:"$out/logs/$name.json" "$@" > "$out/logs/$name.log" 2>&1 || rc=1
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|gpu [0-9]+:|->|error" "$out/logs/$name.log" | head -80
+  local s
+  s=$(skipped "$out/logs/$name.json")
+  if [ -n "$s" ]; then
+    echo "FAILED: $name: tests skipped on the GPU machine (every one must run here):"
+    echo "$s" | head -20
+    rc=1
+  fi
+}
 rc=0
 if [ "$what" != bench ]; then
   echo "== GPU tests"
   # Lazy module loading can wait forever behind a running persistent kernel: load all up front.
   export CUDA_MODULE_LOADING=EAGER
-  build-gpu/tests/gpu/netdaq_gpu_tests 2>&1 | tee "$out/logs/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|gpu [0-9]+:|->|error" | head -80
-  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  gtest_run gpu_tests build-gpu/tests/gpu/netdaq_gpu_tests
   echo "== unit tests (host side, incl. the frame tracker and doorbell ring)"
-  build-gpu/tests/unit/netdaq_unit_tests --gtest_brief=1 > "$out/logs/unit_tests.log" 2>&1 || rc=1
+  build-gpu/tests/unit/netdaq_unit_tests --gtest_brief=1 --gtest_output=json:"$out/logs/unit_tests.json" \
+    > "$out/logs/unit_tests.log" 2>&1 || rc=1
   tail -3 "$out/logs/unit_tests.log"
+  # The unit tests that cover machines without a GPU skip where one is usable: run exactly
+  # those again with no GPU visible, where each must pass (and none skip).
+  no_gpu=$(skipped "$out/logs/unit_tests.json" | paste -sd: -)
+  if [ -n "$no_gpu" ]; then
+    echo "== unit tests that need no visible GPU ($no_gpu), with CUDA_VISIBLE_DEVICES=''"
+    NETDAQ_REQUIRE_GPU=0 CUDA_VISIBLE_DEVICES='' gtest_run unit_tests_no_gpu build-gpu/tests/unit/netdaq_unit_tests \
+      --gtest_filter="$no_gpu"
+  fi
   build-gpu/tools/netdaq/netdaq --version
   echo "== CLI tests that touch the GPU"
-  build-gpu/tests/cli/netdaq_cli_tests --gtest_filter='*Gpu*:*Version*' 2>&1 | grep -E "^\[  (PASSED|FAILED|SKIPPED|     OK) |Failure" || rc=1
+  gtest_run cli_gpu_tests build-gpu/tests/cli/netdaq_cli_tests --gtest_filter='*Gpu*:*Version*'
   echo "== netdaq run examples/gpu-frames.yaml (socket loopback -> frames in GPU memory)"
-  build-gpu/tools/netdaq/netdaq run examples/gpu-frames.yaml -q --json "$out/run_gpu_frames.json" 2>&1 | tail -12 || rc=1
+  build-gpu/tools/netdaq/netdaq run examples/gpu-frames.yaml -q --expect-no-loss --json "$out/run_gpu_frames.json" \
+    > "$out/logs/run_gpu_frames.log" 2>&1 || { echo "FAILED: netdaq run examples/gpu-frames.yaml"; rc=1; }
+  tail -12 "$out/logs/run_gpu_frames.log"
 fi
 if [ "$what" != tests ]; then
   for b in bench/gpu/*.cu; do
     name=$(basename "$b" .cu)
     echo "== bench $name"
-    timeout 240 "build-gpu/bench/gpu/netdaq_$name" --json "$out/$name.json" 2>&1 | tee "$out/logs/$name.log" | tail -40 || rc=1
+    timeout 240 "build-gpu/bench/gpu/netdaq_$name" --json "$out/$name.json" > "$out/logs/$name.log" 2>&1 \
+      || { echo "FAILED: bench $name (exit $?)"; rc=1; }
+    tail -40 "$out/logs/$name.log"
   done
 fi
+[ $rc = 0 ] && echo "gpu-check: every step passed, no test skipped" || echo "gpu-check: FAILED (see above)"
 exit $rc

@@ -5,5 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-./scripts/build.sh >/dev/null
+# Only the library and the CLI (tests, benchmarks and fuzzers are scripts/test.sh's), with
+# the build's progress on stderr.
+echo "netdaq: building the library and the CLI into ./build" >&2
+NETDAQ_TARGETS=netdaq_cli ./scripts/build.sh >&2
 exec ./build/tools/netdaq/netdaq run "${@:-examples/loopback.yaml}"

@@ -91,11 +91,19 @@ std::string read_file(const fs::path& p) {
   return s.str();
 }
 
-// The first unsigned integer value of "key" in a JSON text (-1 if missing).
+// The first integer value of "key" in a JSON text. A missing key fails the test (and returns
+// -1), so two missing keys can never compare equal into a pass.
 long long json_int(const std::string& json, const std::string& key) {
   std::smatch m;
   if (std::regex_search(json, m, std::regex("\"" + key + "\": (-?[0-9]+)"))) return std::stoll(m[1]);
+  ADD_FAILURE() << "no integer \"" << key << "\" in the JSON: " << json;
   return -1;
+}
+
+// NETDAQ_REQUIRE_GPU=1 (scripts/gpu-check.sh): a GPU test that finds no usable GPU fails.
+bool gpu_required() {
+  const char* v = std::getenv("NETDAQ_REQUIRE_GPU");
+  return v && std::string(v) == "1";
 }
 
 fs::path temp_path(const std::string& name) {
@@ -201,6 +209,7 @@ TEST(Cli, RunGpuFramesOrSayWhyNot) {
   const auto json = temp_path("gpu.json");
   auto r = run_cli({"run", example("gpu-frames.yaml"), "--duration", "1", "-q", "--expect-no-loss", "--json", json.string()});
   if (r.status == 1) {
+    if (gpu_required()) FAIL() << "NETDAQ_REQUIRE_GPU=1 and netdaq found no usable GPU: " << r.out;
     EXPECT_NE(r.out.find("memory region 'rx_bufs'"), std::string::npos) << r.out;
     EXPECT_TRUE(r.out.find("no usable GPU") != std::string::npos || r.out.find("none is usable") != std::string::npos ||
                 r.out.find("no GPU support") != std::string::npos ||

@@ -183,15 +183,21 @@ TEST(AfxdpSetupErrors, InsufficientPrivilegesAndMemlock) {
   chmod(path.c_str(), 0644);
   std::string out;
   // An unprivileged user.
-  run_command({"nsenter", "--net=/run/netns/" + lab.a().ns, "--", "setpriv", "--reuid=65534", "--regid=65534",
-               "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", NETDAQ_CLI, "run", path, "-q"},
-              &out);
+  // The CLI's setup-failure exit status is 1 (docs/cli.md).
+  EXPECT_EQ(run_command({"nsenter", "--net=/run/netns/" + lab.a().ns, "--", "setpriv", "--reuid=65534",
+                         "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", NETDAQ_CLI, "run",
+                         path, "-q"},
+                        &out),
+            1)
+      << out;
   EXPECT_NE(out.find("insufficient privileges"), std::string::npos) << out;
   EXPECT_FALSE(xdp_attached(lab, lab.a()));
   // Root without CAP_IPC_LOCK and a 1 MiB memlock limit: the 16 MiB UMEM cannot be locked.
-  run_command({"nsenter", "--net=/run/netns/" + lab.a().ns, "--", "setpriv", "--bounding-set=-ipc_lock",
-               "--inh-caps=-ipc_lock", "prlimit", "--memlock=1048576:1048576", NETDAQ_CLI, "run", path, "-q"},
-              &out);
+  EXPECT_EQ(run_command({"nsenter", "--net=/run/netns/" + lab.a().ns, "--", "setpriv", "--bounding-set=-ipc_lock",
+                         "--inh-caps=-ipc_lock", "prlimit", "--memlock=1048576:1048576", NETDAQ_CLI, "run", path, "-q"},
+                        &out),
+            1)
+      << out;
   EXPECT_NE(out.find("memlock limit 1024 KiB"), std::string::npos) << out;
   EXPECT_NE(out.find("ulimit -l"), std::string::npos) << out;
   EXPECT_FALSE(xdp_attached(lab, lab.a())) << "a failed start detaches what it attached";

@@ -132,7 +132,7 @@ class AfxdpFromTestpmd : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(AfxdpFromTestpmd, ExactlyWhatTestpmdSentEveryFrameChecked) {
   NDQ_REQUIRE_AFXDP();
-  NDQ_REQUIRE_TOOL("dpdk-testpmd", "dpdk");
+  NDQ_REQUIRE_TOOL("dpdk-testpmd", "dpdk-dev");
   const size_t payload = GetParam(), frame = kUdpFrameOverhead + payload;
   constexpr uint64_t kN = 20000;
   const uint16_t port = 46300;

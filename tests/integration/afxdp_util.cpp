@@ -1,6 +1,7 @@
 #include "afxdp_util.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace ndqtest {
 
@@ -76,7 +77,10 @@ size_t send_sequence(TxQueue& q, uint64_t first, size_t count, size_t size) {
 
 bool xdp_attached(const NetnsLab& lab, const NetnsLab::Side& side) {
   std::string out;
-  lab.exec_in(side.ns, {"ip", "-o", "link", "show", "dev", side.veth}, &out);
+  // A failed `ip` (no such device, no namespace) must not read as "nothing attached".
+  if (const int status = lab.exec_in(side.ns, {"ip", "-o", "link", "show", "dev", side.veth}, &out); status != 0)
+    throw std::runtime_error("ip -o link show dev " + side.veth + " in " + side.ns + " exited with " +
+                             std::to_string(status) + ": " + out);
   return out.find("prog/xdp") != std::string::npos || out.find(" xdp") != std::string::npos;
 }
 

@@ -45,6 +45,7 @@ size_t send_sequence(netdaq::TxQueue& q, uint64_t first, size_t count, size_t si
 ::testing::AssertionResult exactly_sequence(const std::vector<Bytes>& got, uint64_t first, size_t count, size_t size);
 
 // Whether an XDP program is attached to the veth of a side ("prog/xdp" in `ip link show`).
+// Throws std::runtime_error when `ip` fails (the test fails, rather than reading "none").
 bool xdp_attached(const NetnsLab& lab, const NetnsLab::Side& side);
 
 }  // namespace ndqtest

@@ -10,6 +10,9 @@
 #include <fstream>
 #include <regex>
 #include <thread>
+#include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "dpdk_util.h"
 
@@ -45,15 +48,26 @@ struct RingRun {
 struct CliRun {
   TempFile cfg, out;
   std::unique_ptr<Subprocess> child;
-  explicit CliRun(const std::string& yaml) {
+  explicit CliRun(const std::string& yaml, const std::vector<std::string>& extra_args = {}) {
     std::ofstream(cfg.path) << yaml;
     // stderr (logs, errors) into the same file; exec keeps the pid netdaq's.
-    child = std::make_unique<Subprocess>(
-        std::vector<std::string>{"sh", "-c", "exec \"$0\" run \"$1\" 2>&1", NETDAQ_CLI, cfg.path}, out.path);
+    std::vector<std::string> argv{"sh", "-c", "exec \"$0\" run \"$@\" 2>&1", NETDAQ_CLI, cfg.path};
+    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+    child = std::make_unique<Subprocess>(argv, out.path);
   }
   int wait(std::chrono::milliseconds t = 60s) { return child->wait(t); }
   std::string output() const { return to_text(read_file(out.path)); }
 };
+
+// `netdaq run --json FILE`'s summary (docs/cli.md), or a failure naming what is wrong with it.
+::testing::AssertionResult read_summary(const std::string& path, nlohmann::json* j) {
+  try {
+    *j = nlohmann::json::parse(to_text(read_file(path)));
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "no JSON summary in " << path << ": " << e.what();
+  }
+  return ::testing::AssertionSuccess();
+}
 
 std::string runtime_dir(pid_t pid) { return "/var/run/dpdk/netdaq-" + std::to_string(pid); }
 
@@ -63,7 +77,8 @@ TEST(DpdkProcess, TwoProcessesAtOnceEachLoseNothing) {
   NDQ_REQUIRE_DPDK();
   RingRun r;
   r.tx_packets = 200000;
-  CliRun one(r.yaml()), two(r.yaml());
+  TempFile json1, json2;
+  CliRun one(r.yaml(), {"--json", json1.path}), two(r.yaml(), {"--json", json2.path});
   // Both run at the same time: each has its own EAL runtime directory.
   bool both = false;
   for (auto t0 = std::chrono::steady_clock::now(); !both && std::chrono::steady_clock::now() - t0 < 10s;) {
@@ -74,10 +89,20 @@ TEST(DpdkProcess, TwoProcessesAtOnceEachLoseNothing) {
   EXPECT_EQ(one.wait(), 0) << one.output();
   EXPECT_EQ(two.wait(), 0) << two.output();
   EXPECT_TRUE(both) << "the two processes were not running at the same time";
-  for (const CliRun* c : {&one, &two}) {
-    const std::string o = c->output();
-    EXPECT_NE(o.find("total: lost 0, drops 0"), std::string::npos) << o;
-    EXPECT_NE(o.find("200,000      200,000"), std::string::npos) << o;
+  for (const auto& [run, json] : {std::pair{&one, &json1}, std::pair{&two, &json2}}) {
+    nlohmann::json j;
+    ASSERT_TRUE(read_summary(json->path, &j)) << run->output();
+    const auto& totals = j.at("totals");
+    EXPECT_EQ(totals.at("tx_packets").get<uint64_t>(), 200000u) << j.dump(1);
+    EXPECT_EQ(totals.at("rx_packets").get<uint64_t>(), 200000u) << j.dump(1);
+    EXPECT_EQ(totals.at("lost").get<uint64_t>(), 0u) << j.dump(1);
+    EXPECT_EQ(totals.at("drops").get<uint64_t>(), 0u) << j.dump(1);
+    ASSERT_EQ(j.at("streams").size(), 1u) << j.dump(1);
+    const auto& stream = j.at("streams").at(0);
+    EXPECT_EQ(stream.at("sent").get<uint64_t>(), 200000u) << j.dump(1);
+    EXPECT_EQ(stream.at("received").get<uint64_t>(), 200000u) << j.dump(1);
+    EXPECT_EQ(stream.at("unique").get<uint64_t>(), 200000u) << j.dump(1);
+    EXPECT_TRUE(j.at("ok").get<bool>()) << j.dump(1);
   }
   EXPECT_FALSE(std::filesystem::exists(runtime_dir(p1)));
   EXPECT_FALSE(std::filesystem::exists(runtime_dir(p2)));
@@ -127,7 +152,16 @@ TEST(DpdkProcess, HugepagesAreUsedAndGivenBack) {
   RingRun r;
   r.eal = "{hugepages: true, memory_mb: 256, file_prefix: ndqtest-huge}";
   CliRun run(r.yaml());
-  EXPECT_EQ(run.wait(), 0) << run.output();
+  // While it runs, its 128 pages of 2 MiB (memory_mb: 256) are taken from the free ones.
+  unsigned fewest_free = free_before;
+  int status = -1;
+  for (const auto t0 = std::chrono::steady_clock::now(); status == -1 && std::chrono::steady_clock::now() - t0 < 60s;) {
+    fewest_free = std::min(fewest_free, Hugepages::free_pages());
+    status = run.wait(2ms);
+  }
+  EXPECT_EQ(status, 0) << run.output();
+  EXPECT_LE(fewest_free + 128, free_before) << "the run never held its 256 MB of hugepages: " << free_before
+                                            << " free before, never fewer than " << fewest_free << " free during the run";
   const std::string o = run.output();
   EXPECT_NE(o.find("--in-memory"), std::string::npos) << o;
   EXPECT_NE(o.find("total: lost 0, drops 0"), std::string::npos) << o;

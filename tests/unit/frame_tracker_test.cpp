@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "netdaq/status.h"
@@ -202,13 +203,98 @@ TEST(FrameTracker, ArrivalOrderStartsANewFrameAfterATimeout) {
   EXPECT_TRUE(frames[0].complete);
 }
 
-// Random displacement smaller than the window, random loss and duplicates: every packet
-// is accounted for once, and every placed packet lands in the slot of its own frame.
+// The tracker's rules written plainly, for the random test below: frames [base, base + open)
+// are open; a packet of an older frame is late, one of a newer frame first closes the frames
+// it pushes out of the window (in order; frames never opened after the first one that got a
+// packet count as skipped), then frames complete at the base close. Enough buffers that no
+// packet lacks one (the test releases each closed frame at once).
+struct ReferenceTracker {
+  uint32_t ppf, open;
+  bool started = false;
+  uint64_t base = 0, first = 0;
+  std::map<uint64_t, std::set<uint32_t>> frames;  // open frame -> slots that arrived
+  std::vector<ClosedFrame> closed;                // in closing order (buffer not modelled)
+  TrackerStats st;
+
+  void close_front(uint64_t f) {
+    auto it = frames.find(f);
+    const uint32_t got = static_cast<uint32_t>(it->second.size());
+    const bool complete = got == ppf;
+    closed.push_back({f, 0, got, complete});
+    complete ? ++st.frames_complete : ++st.frames_incomplete;
+    if (!complete) st.packets_missing += ppf - got;
+    frames.erase(it);
+  }
+  void place(uint64_t seq) {
+    const uint64_t f = seq / ppf;
+    if (!started) {
+      started = true;
+      base = f >= open - 1 ? f - (open - 1) : 0;
+      first = f;
+    }
+    first = std::min(first, f);
+    if (f < base) {
+      ++st.late;
+      return;
+    }
+    for (; f >= base + open; ++base) {
+      if (frames.count(base))
+        close_front(base);
+      else if (base > first)
+        ++st.frames_skipped;
+    }
+    if (!frames[f].insert(static_cast<uint32_t>(seq % ppf)).second) {
+      ++st.duplicate;
+      return;
+    }
+    ++st.placed;
+    for (; frames.count(base) && frames[base].size() == ppf; ++base) close_front(base);
+  }
+  void close_all() {
+    while (!frames.empty()) {
+      base = frames.begin()->first + 1;
+      close_front(frames.begin()->first);
+    }
+  }
+};
+
+::testing::AssertionResult same_frames(const std::vector<ClosedFrame>& got, const std::vector<ClosedFrame>& want) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << got.size() << " frames closed, the model closed " << want.size();
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i].index != want[i].index || got[i].received != want[i].received || got[i].complete != want[i].complete)
+      return ::testing::AssertionFailure() << "closed frame #" << i << ": frame " << got[i].index << " with "
+                                           << got[i].received << " packets (complete " << got[i].complete
+                                           << "), the model: frame " << want[i].index << " with " << want[i].received
+                                           << " (complete " << want[i].complete << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult same_stats(const TrackerStats& a, const TrackerStats& b) {
+  const auto row = [](const TrackerStats& s) {
+    return std::vector<uint64_t>{s.placed,           s.duplicate,         s.late,           s.no_buffer,     s.frames_complete,
+                                 s.frames_incomplete, s.frames_skipped, s.frames_dropped, s.packets_missing};
+  };
+  if (row(a) == row(b)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "placed, duplicate, late, no_buffer, frames complete, incomplete, skipped, "
+                                          "dropped, packets missing: tracker "
+                                       << ::testing::PrintToString(row(a)) << ", model "
+                                       << ::testing::PrintToString(row(b));
+}
+
+// Random displacement smaller than the window, random loss and duplicates: the tracker
+// closes the same frames, in the same order, with the same packet counts and statistics as
+// the reference model, every placed packet lands in the slot of its own frame, and the same
+// frames are still open at the end (then closed by close_all).
 TEST(FrameTracker, RandomOrderMatchesAReferenceModel) {
   std::mt19937_64 rng(7);
-  for (int round = 0; round < 20; ++round) {
+  uint64_t late_seen = 0, incomplete_seen = 0;
+  for (int round = 0; round < 40; ++round) {
     const uint32_t ppf = 1 + rng() % 70;
-    FrameTracker t(cfg(ppf, 4, 8));
+    const uint32_t open = 2 + round % 3;
+    FrameTracker t(cfg(ppf, open, 2 * open));
+    ReferenceTracker model{ppf, open};
     const uint64_t n = ppf * 40;
     std::vector<uint64_t> seqs;
     uint64_t dups = 0;
@@ -220,30 +306,60 @@ TEST(FrameTracker, RandomOrderMatchesAReferenceModel) {
         ++dups;
       }
     }
-    // Shuffle inside blocks of two frames: displacement stays inside the 4-frame window.
-    for (size_t i = 0; i < seqs.size(); i += 2 * ppf)
-      std::shuffle(seqs.begin() + i, seqs.begin() + std::min(seqs.size(), i + 2 * ppf), rng);
+    // Shuffle inside aligned blocks of open - 1 frames: displacement stays inside the window.
+    // Odd rounds also move a few packets two windows back (late) and as far ahead (they push
+    // the window on).
+    const uint64_t block = uint64_t{open - 1} * ppf;
+    for (size_t i = 0, j = 0; i < seqs.size(); i = j) {
+      while (j < seqs.size() && seqs[j] / block == seqs[i] / block) ++j;
+      std::shuffle(seqs.begin() + i, seqs.begin() + j, rng);
+    }
+    if (round % 2) {
+      for (size_t i = 3 * size_t{open} * ppf; i < seqs.size(); i += 5 * size_t{open} * ppf)
+        std::swap(seqs[i], seqs[i - 2 * size_t{open} * ppf]);
+    }
     std::map<uint32_t, std::vector<uint64_t>> by_buffer;  // buffer -> seqs placed there (current frame)
-    std::map<uint64_t, uint32_t> got;                     // frame index -> packets placed
+    std::vector<ClosedFrame> got;
+    const auto pop_all = [&] {
+      ClosedFrame f;
+      while (t.pop_closed(&f)) {
+        for (uint64_t q : by_buffer[f.buffer]) EXPECT_EQ(q / ppf, f.index);
+        EXPECT_EQ(by_buffer[f.buffer].size(), f.received);
+        got.push_back(f);
+        by_buffer[f.buffer].clear();
+        t.release_buffer(f.buffer);
+      }
+    };
     for (uint64_t seq : seqs) {
       uint32_t s = 0;
       if (t.place(seq, 0, &s) == Placement::placed) {
         EXPECT_EQ(s % ppf, seq % ppf);
         by_buffer[s / ppf].push_back(seq);
       }
-      ClosedFrame f;
-      while (t.pop_closed(&f)) {
-        for (uint64_t q : by_buffer[f.buffer]) EXPECT_EQ(q / ppf, f.index);
-        EXPECT_EQ(by_buffer[f.buffer].size(), f.received);
-        got[f.index] = f.received;
-        by_buffer[f.buffer].clear();
-        t.release_buffer(f.buffer);
-      }
+      model.place(seq);
+      pop_all();
     }
+    ASSERT_TRUE(same_frames(got, model.closed)) << "round " << round << ", " << ppf << " packets per frame";
+    ASSERT_TRUE(same_stats(t.stats(), model.st)) << "round " << round;
+    EXPECT_EQ(t.open_frames(), model.frames.size()) << "round " << round;
     EXPECT_EQ(accounted(t.stats()), seqs.size());
-    // A copy that comes after its frame closed is late; no original is ever late.
-    EXPECT_EQ(t.stats().late + t.stats().duplicate, dups);
+    // Without the moved packets, a copy that comes after its frame closed is late and no
+    // original ever is.
+    if (round % 2 == 0) {
+      EXPECT_EQ(t.stats().late + t.stats().duplicate, dups) << "round " << round;
+    }
+    t.close_all();
+    model.close_all();
+    pop_all();
+    EXPECT_TRUE(same_frames(got, model.closed)) << "round " << round << " after close_all";
+    EXPECT_TRUE(same_stats(t.stats(), model.st)) << "round " << round << " after close_all";
+    EXPECT_EQ(t.open_frames(), 0u);
+    late_seen += model.st.late;
+    incomplete_seen += model.st.frames_incomplete;
   }
+  // The rounds exercised what the model is for: late packets and incomplete frames.
+  EXPECT_GT(late_seen, 0u);
+  EXPECT_GT(incomplete_seen, 0u);
 }
 
 TEST(FrameTracker, RefusesImpossibleConfigs) {
