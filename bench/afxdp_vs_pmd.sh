@@ -24,6 +24,23 @@
 #             (veth's XDP ring between the namespaces, XSK rings, ...); also shown: veth
 #             counters of the receiving side (ethtool -S) over the round.
 #
+# Payload verification: testpmd's txonly payloads carry no netdaq header, so the timed netdaq
+# rounds run --no-verify (they count the frames). After the timed rounds of each size a
+# "verify" round (not timed, not in the medians): netdaq's socket engine in ndqbB<pid> sends
+# 100 kpps of numbered, patterned payloads (the size's, at least 64 B) for --duration s, and the
+# netdaq receiver, the same config without --no-verify, checks every byte and sequence number:
+# every packet sent must arrive once and intact (no malformed or duplicate packet), and sent -
+# received = netdaq's counted drops.
+#
+# What fails the run (exit status 1, after the table, the rounds and the JSON are written,
+# with a "FAILED:" list naming size, round, receiver and figure): a figure missing (netdaq wrote
+# no JSON or the JSON lacks a key, testpmd printed no statistics); a process that did not start
+# or ended other than as expected (netdaq: exit 0 at its duration, not interrupted; testpmd:
+# exit 0 at stdin EOF); netdaq's lost other than its counted drops (the drops, e.g. pool_empty,
+# are allowed and shown per reason); a verify round's check; an XDP program left attached.
+# The PMD's own unexplained loss is a warning (the reference is measured, not checked). Failed
+# rounds stay out of the medians.
+#
 # usage: bench/afxdp_vs_pmd.sh [--duration S] [--rounds N] [--sizes 22,1472] [--json FILE]
 #            [--netdaq PATH] [--rx-cpu N] [--tx-cpu N] [--port N] [--keep DIR]
 #            [--receivers netdaq,pmd] [--fill-ring N] [--rx-ring N] [--pmd-devargs ARGS]
@@ -137,18 +154,24 @@ hog_stop() {
   hog_pid=""
 }
 
-# netdaq_round NAME SIZE
+# netdaq_round NAME SIZE [verify]: a timed round (testpmd's frames, --no-verify), or with
+# "verify" netdaq's own sender (lib.sh netdaq_sender) and every payload byte checked
 netdaq_round() {
-  local name=$1 size=$2 out=$tmp/$1
+  local name=$1 size=$2 out=$tmp/$1 check=--no-verify
+  [ "${3:-}" != verify ] || check=""
   config_yaml >"$tmp/netdaq.yaml"
   veth_stats "$out.veth0" both
   hog_start
-  ip netns exec "$ns_a" timeout -s INT -k 5 "$bound" taskset -c "$rx_cpu" "$netdaq" run "$tmp/netdaq.yaml" -q --no-verify \
+  ip netns exec "$ns_a" timeout -s INT -k 5 "$bound" taskset -c "$rx_cpu" "$netdaq" run "$tmp/netdaq.yaml" -q $check \
     -d $((duration + 3)) --json "$out.json" >"$out.rx" 2>&1 &
   local pid=$!
   track "$pid"
   rx_started netdaq "$name" "$pid" "netdaq run:" 15
-  sender "$name" $((42 + size)) "$rx_cpu" "$tx_cpu" stat "$perf_cpus"
+  if [ "${3:-}" = verify ]; then
+    netdaq_sender "$name" "$(verify_payload "$size")"
+  else
+    sender "$name" $((42 + size)) "$rx_cpu" "$tx_cpu" stat "$perf_cpus"
+  fi
   rx_wait netdaq "$name" "$pid"
   round_end netdaq "$name"
 }
@@ -193,28 +216,47 @@ for size in "${size_list[@]}"; do
     done
     echo "size $size round $r of $rounds done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
   done
+  if [[ ",$receivers," == *,netdaq,* ]]; then
+    netdaq_round "s$size.verify.netdaq" "$size" verify
+    echo "size $size verify round done" >&2
+  fi
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-settings=$(printf '{"duration_s": %s, "rounds": %s, "rx_cpu": %s, "tx_cpu": %s, "receivers": "%s", "fill_ring": "%s", "rx_ring": "%s", "pmd_devargs": "%s", "rx_hog": "%s", "load_before": "%s", "load_after": "%s"}' \
-  "$duration" "$rounds" "$rx_cpu" "$tx_cpu" "$receivers" "$fill_ring" "$rx_ring" "$pmd_devargs" "$rx_hog" "$load_before" "$load_after")
+settings=$(printf '{"duration_s": %s, "rounds": %s, "rx_cpu": %s, "tx_cpu": %s, "receivers": "%s", "fill_ring": "%s", "rx_ring": "%s", "pmd_devargs": "%s", "rx_hog": "%s", "load_before": "%s", "load_after": "%s", "verify_pps": %s, "verify_packets": %s}' \
+  "$duration" "$rounds" "$rx_cpu" "$tx_cpu" "$receivers" "$fill_ring" "$rx_ring" "$pmd_devargs" "$rx_hog" "$load_before" "$load_after" \
+  "$verify_pps" $((verify_pps * duration)))
 report "$tmp" "$json_out" "$netdaq" "$settings" "${size_list[@]}" <<'PY'
 tmp, out, netdaq, settings = sys.argv[1:5]
 sizes = [int(s) for s in sys.argv[5:]]
 settings = json.loads(settings)
 duration, rounds, rx_cpu, tx_cpu = settings["duration_s"], settings["rounds"], settings["rx_cpu"], settings["tx_cpu"]
 receivers = [w for w in settings["receivers"].split(",") if w]
+failed = script_failures(tmp)
+settings["payload_verification"] = (
+    "the 'verify' round of each size (not timed): netdaq's socket sender in the sender namespace at verify_pps, "
+    "payloads of the size (at least 64 B), into the netdaq receiver without --no-verify (every payload byte and "
+    "sequence number checked). The timed rounds run --no-verify: testpmd's payloads carry no netdaq header"
+    if "netdaq" in receivers else "none (no netdaq receiver)")
 
 def veth_delta(name):
-    """Counters of the veth pair that changed over the round (ethtool -S; A = receiver)."""
+    """Counters of the veth pair that changed over the round (ethtool -S, and `ip -s -s link` as
+    link_rx_* / link_tx_*; A = receiver)."""
     def parse(t):
         d, side = {}, "A"
-        for line in t.splitlines():
+        lines = t.splitlines()
+        for i, line in enumerate(lines):
             m = re.match(r"\s+([A-Za-z0-9_]+):\s+([0-9]+)$", line)
             if line.startswith("NIC statistics") and d:
                 side = "B"
             if m:
                 d[f"{side}.{m.group(1)}"] = int(m.group(2))
+            h = re.match(r"\s+(RX|TX)( errors)?:\s+(.*)$", line)
+            if h and i + 1 < len(lines):
+                names, values = h.group(3).split(), lines[i + 1].split()
+                if len(names) == len(values) and all(v.isdigit() for v in values):
+                    for k, v in zip(names, values):
+                        d[f"{side}.link_{h.group(1).lower()}{'_err' if h.group(2) else ''}_{k}"] = int(v)
         return d
     a, b = parse(text(f"{tmp}/{name}.veth0")), parse(text(f"{tmp}/{name}.veth1"))
     return {k: b[k] - a.get(k, 0) for k in b if b[k] - a.get(k, 0)}
@@ -236,22 +278,32 @@ def cpu_usage(name):
                     "softirq": pct(d[6]), "steal": pct(d[7])}
     return res
 
-def sender(name):
-    return dict(sender_stats(f"{tmp}/{name}", duration), cpu=cpu_usage(name))
+def sender(name, at):
+    return dict(sender_stats(f"{tmp}/{name}", at), cpu=cpu_usage(name))
 
-def netdaq_rx(name, tx):
-    r, j, q = netdaq_counts(f"{tmp}/{name}")
+def netdaq_rx(name, at, tx):
+    r, j, q = netdaq_counts(f"{tmp}/{name}", at)
     if not j:
         return r
-    r.update(errors=q.get("errors", 0), engine_counters=q.get("engine", {}),
-             # `netdaq run -d` with rx queues only must stop by itself at the duration
-             stopped_at_duration=not j.get("interrupted") and abs(j.get("seconds", 0) - (duration + 3)) < 0.5,
-             flows=j.get("flows", []))
-    return over_sender(r, tx)
+    r.update(errors=need(q, "errors", at, "netdaq errors"), engine_counters=q.get("engine", {}), flows=j.get("flows", []))
+    if r["run_seconds"] is not None and abs(r["run_seconds"] - (duration + 3)) >= 0.5:
+        warn(at, f"netdaq run took {r['run_seconds']:.2f} s, not its duration {duration + 3} s")
+    return over_sender(r, tx, at, hint=path_hint(veth_delta(name)))
 
-def pmd_rx(name, tx):
-    r = testpmd_counts(f"{tmp}/{name}")
-    return over_sender(r, tx) if r["ok"] else r
+def pmd_rx(name, at, tx):  # the reference: its unexplained loss is a warning
+    return over_sender(testpmd_counts(f"{tmp}/{name}", at), tx, at, strict=False, who="the PMD",
+                       hint=path_hint(veth_delta(name)))
+
+def verify_round(size):
+    name = f"s{size}.verify.netdaq"
+    at, start = where(name), len(FAILURES)
+    base = f"{tmp}/{name}"
+    r, j, q = netdaq_counts(base, at)
+    tx = netdaq_sender_stats(base, at)
+    veth = veth_delta(name)
+    entry = {"round": "verify", "receiver": r, "sender": tx, "veth": veth,
+             "check": verify_check(at, j, tx["sent"], hint=path_hint(veth))}
+    return round_checked(entry, name, failed, start)
 
 results = []
 for size in sizes:
@@ -260,9 +312,10 @@ for size in sizes:
         row = {"round": r}
         for who in receivers:
             name = f"s{size}.r{r}.{who}"
-            tx = sender(name)
-            rx = (netdaq_rx if who == "netdaq" else pmd_rx)(name, tx)
-            row[who] = {"sender": tx, "receiver": rx, "veth": veth_delta(name)}
+            at, start = where(name), len(FAILURES)
+            tx = sender(name, at)
+            rx = (netdaq_rx if who == "netdaq" else pmd_rx)(name, at, tx)
+            row[who] = round_checked({"sender": tx, "receiver": rx, "veth": veth_delta(name)}, name, failed, start)
         rows.append(row)
     def med(who, part, key):
         return median(rows, who, part, key)
@@ -270,18 +323,14 @@ for size in sizes:
     for who in ("netdaq", "pmd"):
         res[who] = {"rx_pps": med(who, "receiver", "pps"), "received": med(who, "receiver", "received"),
                     "drops": med(who, "receiver", "drops"), "lost": med(who, "receiver", "lost"),
-                    "sender_pps": med(who, "sender", "pps"), "sent": med(who, "sender", "sent")} if who in receivers else None
+                    "sender_pps": med(who, "sender", "pps"), "sent": med(who, "sender", "sent"),
+                    "failed_rounds": sum(1 for x in rows if not x[who]["ok"])} if who in receivers else None
     a, b = (res["netdaq"] or {}).get("rx_pps"), (res["pmd"] or {}).get("rx_pps")
     res["ratio"] = a / b if a and b else None
     res["rounds"] = rows
+    if "netdaq" in receivers:
+        res["verify"] = verify_round(size)
     results.append(res)
-
-for r in results:
-    for x in r["rounds"]:
-        v = x.get("netdaq", {}).get("receiver", {})
-        if v.get("ok") and not v.get("stopped_at_duration"):
-            print(f"WARNING: netdaq run ({r['frame']} B round {x['round']}) did not stop at its duration: "
-                  f"{v.get('run_seconds')} s, interrupted={v.get('interrupted')}")
 
 def mpps(v):
     return f"{v/1e6:.3f}" if v is not None else "-"
@@ -296,27 +345,40 @@ for r in results:
     print(f"{r['frame']:>5}B | {mpps(n.get('sender_pps')):>9} {mpps(n.get('rx_pps')):>9} {num(n.get('drops')):>9} "
           f"{num(n.get('lost')):>9} | {mpps(p.get('sender_pps')):>9} {mpps(p.get('rx_pps')):>9} {num(p.get('drops')):>9} "
           f"{num(p.get('lost')):>9} | {ratio:>10}")
+print("(medians of the rounds that passed every check)")
 print("\nrounds (cpu: busy % of the receiver's / sender's CPU over the middle of the run, softirq in brackets):")
 for r in results:
     for x in r["rounds"]:
         for who in receivers:
-            t, v = x[who]["sender"], x[who]["receiver"]
+            e = x[who]
+            t, v = e["sender"], e["receiver"]
             c = t.get("cpu", {})
             rc, tc = c.get(f"cpu{rx_cpu}", {}), c.get(f"cpu{tx_cpu}", {})
             if who == "netdaq":
-                why = ", ".join(f"{k}={v_}" for k, v_ in v.get("drop_reasons", {}).items()) or "-"
-                eng = ", ".join(f"{k}={v_}" for k, v_ in v.get("engine_counters", {}).items() if v_) or "-"
-                detail = f"drops {why}; engine {eng}"
+                eng = ", ".join(f"{k}={v_}" for k, v_ in (v.get("engine_counters") or {}).items() if v_) or "-"
+                detail = f"drops {reasons_text(v.get('drop_reasons'))}; engine {eng}"
             else:
-                detail = f"RX-dropped {v.get('rx_dropped')}, RX-nombufs {v.get('rx_nombufs')}, RX-error {v.get('rx_error')}"
-            print(f"  {r['frame']:>4}B r{x['round']} {who:<6} sent {t['sent']:>10,} ({t['pps']/1e6:.3f} Mpps, "
-                  f"{t['seconds']:.2f} s) rx {v.get('received', 0):>10,} lost {v.get('lost', 0):>7,}; {detail}; "
+                detail = f"drops {reasons_text(v.get('drop_reasons'))}"
+            print(f"  {r['frame']:>4}B r{x['round']} {who:<6} {'' if e['ok'] else 'FAILED '}sent {num(t.get('sent')):>10} "
+                  f"({mpps(t.get('pps'))} Mpps, {t.get('seconds') or 0:.2f} s) rx {num(v.get('received')):>10} "
+                  f"lost {num(v.get('lost')):>7}; {detail}; "
                   f"cpu rx {rc.get('busy', '?')}% tx {tc.get('busy', '?')}% ({tc.get('softirq', '?')}%)")
+if "netdaq" in receivers:
+    print("\nverify rounds (netdaq's socket sender, the receiver checks every payload byte and sequence number; not timed):")
+    for r in results:
+        e = r["verify"]
+        k = e["check"]
+        print(f"  {r['frame']:>4}B verify netdaq {'ok' if e['ok'] else 'FAILED':<6} payload "
+              f"{max(r['udp_payload'], 64)} B: sent {num(k.get('sent'))}, received {num(k.get('unique'))} intact, "
+              f"lost {num(k.get('lost'))}, malformed {num(k.get('malformed'))}, duplicates {num(k.get('duplicates'))}; "
+              f"drops {reasons_text(k.get('drop_reasons'))}")
 ver = netdaq_version(netdaq)
 opts = ", ".join(f"{k}={settings[k]}" for k in ("fill_ring", "rx_ring", "pmd_devargs") if settings[k])
 print(f"\n{ver} ({netdaq}); medians of {rounds} rounds of {duration:g} s per receiver; receiver on CPU {rx_cpu}, sender "
       f"(testpmd forwarding lcore) on CPU {tx_cpu}{'; busy loop (' + settings['rx_hog'] + ') on the receiver CPU' if settings['rx_hog'] else ''}"
       f"{'; ' + opts if opts else ''}; {machine(settings)}")
 print("rates = packets / sender duration; lost = sent - received (anywhere between sender and receiver)")
+print(f"payload verification: {settings['payload_verification']}")
 write_json(out, settings, ver, results)
+finish()
 PY

@@ -35,6 +35,28 @@
 #          RX-nombufs + RX-error; lost = sent - received. On a 2-CPU machine the sender shares
 #          its CPU with the main lcores (idle) and netdaq's receiver thread in worker mode.
 #
+# Payload verification: the timed rounds' frames carry no netdaq payload (net_null's are
+# untouched mbufs, testpmd's txonly payloads have no netdaq header), so netdaq runs them with
+# --no-verify. After the timed rounds each case has a "verify" round per netdaq receiver mode
+# (not timed, not in the medians), where netdaq sends and netdaq receives with every payload
+# byte and sequence number checked (`netdaq run` without --no-verify):
+#   null   `netdaq run` on net_ring0 (DPDK's ring PMD: the port's tx queue feeds its rx queue),
+#          one tx and one rx queue (worker or direct) in one process, 64 B payloads, unpaced
+#   afxdp  netdaq's socket engine in ndqdB<pid> sends 64 B payloads to the receiver's UDP port
+#          (100 kpps for --duration s); the receiver is netdaq on net_af_xdp as above
+# A verify round must deliver every packet sent once and intact: no malformed or duplicate
+# packet, and sent - received = netdaq's counted drops.
+#
+# What fails the run (exit status 1, after the table, the rounds and the JSON are written,
+# with a "FAILED:" list naming case, round, receiver and figure): a figure missing (a receiver
+# wrote no JSON or the JSON lacks a key, testpmd printed no statistics); a process that did not
+# start or ended other than as expected (netdaq: exit 0 at its duration, not interrupted;
+# testpmd: 0 or 130 after SIGINT); in the afxdp case, netdaq's lost (testpmd's TX-packets -
+# netdaq's packets) other than its counted drops; a verify round's check. Counted drops (e.g.
+# ring_full in worker mode on null) are allowed and shown per reason; testpmd's own unexplained
+# loss is a warning (the reference is measured, not checked). Failed rounds stay out of the
+# medians.
+#
 # usage: bench/dpdk_vs_testpmd.sh [--duration S] [--rounds N] [--cases null,afxdp] [--json FILE]
 #            [--netdaq PATH] [--main-cpu N] [--rx-cpu N] [--mbufs N] [--memory huge|plain]
 #            [--hugepages N] [--receivers netdaq,direct,testpmd] [--rt] [--perf] [--keep DIR]
@@ -160,15 +182,29 @@ perf_done() {  # NAME: waits for perf_sample's profiler
 # ---- receivers ----
 netdaq_mode() { if [ "$1" = direct ]; then echo direct; else echo worker; fi; }
 # netdaq_config CASE MODE
+# netdaq_config CASE MODE: CASE null, afxdp, or ring (null's verify round: net_ring0, whose tx
+# queue feeds its rx queue, with a tx queue sending netdaq payloads)
 netdaq_config() {
-  local kind=huge hp=true addr extra="" cpu_line
+  local kind=huge hp=true addr extra="" cpu_line tx_region="" tx=""
   [ "$memory" = huge ] || { kind=host; hp=false; }
-  if [ "$1" = null ]; then addr="net_null0,size=64"; extra="raw_frames: true, "; else addr="net_af_xdp0,iface=$veth_a,start_queue=0,queue_count=1"; fi
+  case "$1" in
+    null) addr="net_null0,size=64"; extra="raw_frames: true, " ;;
+    afxdp) addr="net_af_xdp0,iface=$veth_a,start_queue=0,queue_count=1" ;;
+    ring)
+      addr=net_ring0
+      extra='dst_mac: "02:00:00:00:00:02", src_ip: 10.0.0.1, '
+      tx_region="  - {name: tx_bufs, kind: $kind, buf_size: 2048, num_bufs: 8192}"
+      tx="    tx:
+      destination: udp://10.0.0.2:$port
+      queues:
+        - {id: 0, batch_size: 64, memory_regions: [tx_bufs]}" ;;
+  esac
   if [ "$2" = worker ]; then cpu_line="mode: worker, cpu_core: $rx_cpu"; else cpu_line="mode: direct"; fi
   cat <<EOF
-# netdaq dpdk rx-only: the benchmark's receiver ($0, case $1)
+# netdaq dpdk: the benchmark's receiver ($0, case $1)
 memory_regions:
   - {name: rx_bufs, kind: $kind, buf_size: 2048, num_bufs: $mbufs}
+${tx_region}
 interfaces:
   - name: rx
     engine: dpdk
@@ -176,9 +212,10 @@ interfaces:
     rx:
       queues:
         - {id: 0, $cpu_line, batch_size: 64, ring_depth: 32, memory_regions: [rx_bufs]}
+${tx}
     dpdk: {${extra}rx_desc: 1024, mempool_cache: 256}
 eal: {cores: [$main_cpu, $rx_cpu], main_core: $main_cpu, hugepages: $hp, memory_mb: 256, file_prefix: ${prefix}_nd$drivers_yaml}
-run: {duration_s: $duration}
+run: {duration_s: $duration, tx_payload_size: $(verify_payload 22)}
 log: {level: warn}
 EOF
 }
@@ -206,12 +243,15 @@ pin_threads() {
     echo "$c $(taskset -p -c "$(basename "$(dirname "$f")")" 2>/dev/null | sed 's/.*: //')"; done >"$3"
 }
 
-# netdaq_rx NAME CASE MODE RUN_SECONDS [NETNS]: runs netdaq for RUN_SECONDS; the caller waits (netdaq_wait)
+# netdaq_rx NAME CASE MODE RUN_SECONDS [NETNS] [verify]: runs netdaq for RUN_SECONDS (--no-verify:
+# the timed rounds' frames carry no netdaq payload; "verify": every payload byte checked); the
+# caller waits (netdaq_wait)
 netdaq_pid=""
 netdaq_rx() {
-  local name=$1 out=$tmp/$1 ns=${5:-}
+  local name=$1 out=$tmp/$1 ns=${5:-} check=--no-verify
+  [ "${6:-}" != verify ] || check=""
   netdaq_config "$2" "$3" >"$out.yaml"
-  ${ns:+ip netns exec "$ns"} timeout -s INT -k 5 "$bound" "${rt_cmd[@]}" "$netdaq" run "$out.yaml" -q --no-verify \
+  ${ns:+ip netns exec "$ns"} timeout -s INT -k 5 "$bound" "${rt_cmd[@]}" "$netdaq" run "$out.yaml" -q $check \
     -d "$4" --json "$out.json" >"$out.rx" 2>&1 &
   netdaq_pid=$!
   track "$netdaq_pid"
@@ -246,8 +286,8 @@ testpmd_stop() {
   wait "$testpmd_pid" || rc=$?
   untrack "$testpmd_pid"
   # testpmd 22.11 prints its statistics in the SIGINT handler, then dies of the signal (130).
-  [ "$rc" = 0 ] || [ "$rc" = 130 ] || echo "testpmd $name exited with $rc: $(tail -5 "$out.rx")" >&2
-  grep -q "Forward statistics for port 0" "$out.rx" || echo "testpmd $name printed no statistics: $(tail -5 "$out.rx")" >&2
+  # (No statistics: the report says which figures are missing.)
+  [ "$rc" = 0 ] || [ "$rc" = 130 ] || round_failed "$name" "testpmd exited with $rc: $(one_line "$out.rx" 5)"
   rm -rf /var/run/dpdk/"${prefix}_tp"  # testpmd leaves its runtime dir (netdaq removes its own)
 }
 
@@ -287,6 +327,29 @@ afxdp_round() {  # NAME WHO
   xdp_check "$2" "$name"
 }
 
+# ---- verify rounds: netdaq sends, netdaq receives and checks every payload byte (not timed) ----
+# null_verify NAME MODE: `netdaq run` on net_ring0 with a tx and an rx queue, verify_pps x
+# $duration packets unpaced; the sent count is the process's own
+null_verify() {
+  local name=$1 out=$tmp/$1
+  netdaq_config ring "$2" >"$out.yaml"
+  date +%s.%N >"$out.rx.start"
+  timeout -s INT -k 5 "$bound" "$netdaq" run "$out.yaml" -q -n $((verify_pps * duration)) -d $((duration + 10)) \
+    --json "$out.json" >"$out.rx" 2>&1 || round_failed "$name" "netdaq run (net_ring0) exited with $?: $(one_line "$out.rx" 5)"
+  date +%s.%N >"$out.rx.stop"
+}
+# afxdp_verify NAME MODE: lib.sh netdaq_sender (socket engine in <B>) into netdaq on net_af_xdp
+afxdp_verify() {
+  local name=$1 payload
+  payload=$(verify_payload 22)
+  veth_stats "$tmp/$name.veth0"
+  netdaq_rx "$name" afxdp "$2" $((duration + 3)) "$ns_a" verify
+  netdaq_sender "$name" "$payload"
+  netdaq_wait "$name"
+  veth_stats "$tmp/$name.veth1"
+  xdp_check "$2" "$name"
+}
+
 IFS=, read -r -a case_list <<<"$cases"
 IFS=, read -r -a receiver_list <<<"$receivers"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -304,12 +367,19 @@ for c in "${case_list[@]}"; do
     done
     echo "case $c round $r of $rounds done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
   done
+  rt_cmd=()
+  for who in "${receiver_list[@]}"; do
+    [ "$who" != testpmd ] || continue
+    "${c}_verify" "$c.verify.$who" "$(netdaq_mode "$who")"
+  done
+  echo "case $c verify round done" >&2
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 leftover=$(ls -d /var/run/dpdk/"$prefix"_nd 2>/dev/null || true)  # netdaq removes its runtime dir at exit
 
-settings=$(printf '{"duration_s": %s, "rounds": %s, "cases": "%s", "receivers": "%s", "main_cpu": %s, "rx_cpu": %s, "mbufs": %s, "burst": 64, "mempool_cache": 256, "rx_desc": 1024, "memory": "%s", "hugepages_reserved": %s, "sched_fifo": %s, "load_before": "%s", "load_after": "%s", "runtime_dirs_left": "%s"}' \
-  "$duration" "$rounds" "$cases" "$receivers" "$main_cpu" "$rx_cpu" "$mbufs" "$memory" "$hp_added" "$([ "$rt" = 1 ] && echo true || echo false)" "$load_before" "$load_after" "$leftover")
+settings=$(printf '{"duration_s": %s, "rounds": %s, "cases": "%s", "receivers": "%s", "main_cpu": %s, "rx_cpu": %s, "mbufs": %s, "burst": 64, "mempool_cache": 256, "rx_desc": 1024, "memory": "%s", "hugepages_reserved": %s, "sched_fifo": %s, "load_before": "%s", "load_after": "%s", "runtime_dirs_left": "%s", "verify_packets": %s, "verify_payload": %s, "verify_pps": %s}' \
+  "$duration" "$rounds" "$cases" "$receivers" "$main_cpu" "$rx_cpu" "$mbufs" "$memory" "$hp_added" "$([ "$rt" = 1 ] && echo true || echo false)" "$load_before" "$load_after" "$leftover" \
+  $((verify_pps * duration)) "$(verify_payload 22)" "$verify_pps")
 report "$tmp" "$json_out" "$netdaq" "$settings" <<'PY'
 tmp, out, netdaq, settings = sys.argv[1:5]
 settings = json.loads(settings)
@@ -318,6 +388,12 @@ cases = [c for c in settings["cases"].split(",") if c]
 receivers = [w for w in settings["receivers"].split(",") if w]
 netdaqs = [w for w in receivers if w != "testpmd"]
 MODE = {"netdaq": "worker", "direct": "direct"}
+failed = script_failures(tmp)
+settings["payload_verification"] = (
+    "the 'verify' round of each case, per netdaq mode (not timed): netdaq sends and netdaq receives without "
+    "--no-verify (every payload byte and sequence number checked); null: netdaq run on net_ring0 (tx feeds rx), "
+    "afxdp: netdaq's socket sender in the sender namespace at verify_pps into netdaq on net_af_xdp. The timed "
+    "rounds run --no-verify: their frames carry no netdaq payload")
 
 def perf_top(name):
     """Top symbols of the polling CPU's cpu-clock profile (perf report --no-children)."""
@@ -335,31 +411,33 @@ def perf_top(name):
             top.append({"pct": float(m.group(1)), "comm": m.group(2), "dso": m.group(3), "sym": m.group(4).strip()})
     return top
 
-def testpmd_rx(name, sender=None):
-    r = testpmd_counts(f"{tmp}/{name}")
-    if not r["ok"]:
-        return r
-    if sender is not None:
-        return over_sender(r, sender)
+def testpmd_rx(name, at, sender=None):
+    r = testpmd_counts(f"{tmp}/{name}", at)
+    if sender is not None:  # the reference: its unexplained loss is a warning
+        return over_sender(r, sender, at, strict=False, who="testpmd", hint=path_hint(veth_delta(name)))
     # null: the periodic Rx-pps (the first period shows 0: no previous sample)
     samples = [int(x) for x in re.findall(r"Rx-pps:\s*([0-9]+)", text(f"{tmp}/{name}.rx"))]
     steady = [v for v in samples[1:] if v > 0]
     win = elapsed(f"{tmp}/{name}", "rx")
     r["pps_samples"] = samples
-    r["pps_whole_run"] = r["received"] / win if win else None
-    r["pps"] = statistics.mean(steady) if steady else r["pps_whole_run"]
+    r["pps_whole_run"] = r["received"] / win if win and r["received"] is not None else None
+    if not steady and r["received"] is not None:
+        fail(at, f"figure missing: testpmd's steady Rx-pps (periodic samples {samples})")
+    r["pps"] = statistics.mean(steady) if steady else None
     return r
 
-def netdaq_rx(name, sender=None):
-    r, j, q = netdaq_counts(f"{tmp}/{name}")
+def netdaq_rx(name, at, sender=None):
+    r, j, q = netdaq_counts(f"{tmp}/{name}", at)
     if not j:
         return r
-    r.update(engine_counters=nonzero(q.get("engine")), queue_seconds=q["seconds"],
-             threads=text(f"{tmp}/{name}.threads").split("\n")[:-1])
+    r.update(engine_counters=nonzero(q.get("engine")), threads=text(f"{tmp}/{name}.threads").split("\n")[:-1])
     if sender is not None:
-        return over_sender(r, sender)
-    r["pps"] = q["pps"]
-    r["pps_whole_run"] = r["received"] / j["seconds"] if j.get("seconds") else None
+        return over_sender(r, sender, at, hint=path_hint(veth_delta(name)))
+    r["queue_seconds"] = need(q, "seconds", at, "netdaq queue seconds")
+    r["pps"] = need(q, "pps", at, "netdaq queue pps")
+    if r["pps"] == 0:
+        fail(at, "netdaq received nothing")
+    r["pps_whole_run"] = r["received"] / j["seconds"] if j.get("seconds") and r["received"] is not None else None
     return r
 
 def veth_delta(name):
@@ -369,6 +447,22 @@ def veth_delta(name):
     a, b = parse(text(f"{tmp}/{name}.veth0")), parse(text(f"{tmp}/{name}.veth1"))
     return {k: b[k] - a.get(k, 0) for k in b if k != "peer_ifindex" and b[k] - a.get(k, 0)}
 
+def verify_round(c, who):
+    """Case C's verify round of netdaq receiver WHO: the receiver's figures and verify_check's."""
+    name = f"{c}.verify.{who}"
+    at, start = where(name), len(FAILURES)
+    base = f"{tmp}/{name}"
+    r, j, q = netdaq_counts(base, at)
+    entry = {"round": "verify", "mode": MODE[who], "receiver": r}
+    if c == "afxdp":
+        tx = netdaq_sender_stats(base, at)
+        entry["sender"] = tx
+        entry["veth"] = veth_delta(name)
+        entry["check"] = verify_check(at, j, tx["sent"], hint=path_hint(entry["veth"]))
+    else:  # net_ring0: sender and receiver in one process, the streams know what was sent
+        entry["check"] = verify_check(at, j)
+    return round_checked(entry, name, failed, start)
+
 results = []
 for c in cases:
     rows = []
@@ -376,8 +470,9 @@ for c in cases:
         row = {"round": r}
         for who in receivers:
             name = f"{c}.r{r}.{who}"
-            tx = sender_stats(f"{tmp}/{name}", duration) if c == "afxdp" else None
-            rx = (testpmd_rx if who == "testpmd" else netdaq_rx)(name, tx)
+            at, start = where(name), len(FAILURES)
+            tx = sender_stats(f"{tmp}/{name}", at) if c == "afxdp" else None
+            rx = (testpmd_rx if who == "testpmd" else netdaq_rx)(name, at, tx)
             row[who] = {"receiver": rx}
             if tx:
                 row[who]["sender"] = tx
@@ -385,6 +480,7 @@ for c in cases:
             top = perf_top(name)
             if top:
                 row[who]["perf_top"] = top
+            round_checked(row[who], name, failed, start)
         rows.append(row)
     def med(who, part, key):
         return median(rows, who, part, key)
@@ -392,7 +488,7 @@ for c in cases:
     for who in receivers:
         pps = med(who, "receiver", "pps")
         res[who] = {"rx_pps": pps, "received": med(who, "receiver", "received"), "drops": med(who, "receiver", "drops"),
-                    "failed_rounds": sum(1 for x in rows if not x[who]["receiver"].get("ok"))}
+                    "failed_rounds": sum(1 for x in rows if not x[who]["ok"])}
         if c == "null":  # one polling core, never idle: its time per packet
             res[who]["ns_per_packet"] = 1e9 / pps if pps else None
         if c == "afxdp":
@@ -403,6 +499,7 @@ for c in cases:
         a = res[who]["rx_pps"]
         res[who]["ratio_to_testpmd"] = a / b if a and b else None
     res["rounds"] = rows
+    res["verify"] = {who: verify_round(c, who) for who in netdaqs}
     results.append(res)
 
 def mpps(v):
@@ -425,42 +522,46 @@ for r in results:
               f"{ns(n.get('ns_per_packet')):>6} {num(n.get('drops')):>11} {num(n.get('lost')):>8} | "
               f"{mpps(p.get('sender_pps')):>6} {mpps(p.get('rx_pps')):>10} {ns(p.get('ns_per_packet')):>6} "
               f"{num(p.get('drops')):>6} {num(p.get('lost')):>8} | {ratio:>14}")
-print("(Mpps; sent: the afxdp sender's rate in the same rounds; ns/pkt: null only, where the polling core never idles)")
+print("(Mpps; medians of the rounds that passed every check; sent: the afxdp sender's rate in the same rounds; "
+      "ns/pkt: null only, where the polling core never idles)")
 print("\nrounds:")
 for r in results:
     for x in r["rounds"]:
         for who in receivers:
-            v = x[who]["receiver"]
+            v, e = x[who]["receiver"], x[who]
             label = "testpmd" if who == "testpmd" else "nd-" + MODE[who]
-            if not v.get("ok"):
-                print(f"  {r['case']:>5} r{x['round']} {label:<10} FAILED: {v.get('error', '')[-300:]!r}")
-                continue
-            t = x[who].get("sender")
-            line = f"  {r['case']:>5} r{x['round']} {label:<10} rx {v['received']:>12,} ({(v['pps'] or 0)/1e6:6.2f} Mpps"
+            t = e.get("sender")
+            line = f"  {r['case']:>5} r{x['round']} {label:<10} {'' if e['ok'] else 'FAILED '}rx {num(v.get('received')):>12}"
+            line += f" ({mpps(v.get('pps'))} Mpps"
             if t:
-                line += f"; sent {t['sent']:,} in {t['seconds']:.2f} s, lost {v['lost']:,}"
+                line += f"; sent {num(t.get('sent'))} in {t['seconds'] or 0:.2f} s, lost {num(v.get('lost'))}"
             elif v.get("pps_whole_run"):
                 line += f"; whole run {v['pps_whole_run']/1e6:.2f}"
-            line += ")"
-            if who == "testpmd":
-                line += f" RX-dropped {v['rx_dropped']}, RX-nombufs {v['rx_nombufs']}, RX-error {v['rx_error']}"
-            else:
-                line += " drops " + (", ".join(f"{k}={v_}" for k, v_ in v.get("drop_reasons", {}).items()) or "-")
-            if x[who].get("veth"):
-                line += "; veth: " + ", ".join(f"{k.replace('rx_queue_0_', '')}={v_:,}" for k, v_ in x[who]["veth"].items()
+            line += ") drops " + reasons_text(v.get("drop_reasons"))
+            if e.get("veth"):
+                line += "; veth: " + ", ".join(f"{k.replace('rx_queue_0_', '')}={v_:,}" for k, v_ in e["veth"].items()
                                                 if "bytes" not in k)
-            top = x[who].get("perf_top")
+            top = e.get("perf_top")
             if top:
                 line += "\n      cpu " + str(settings["rx_cpu"]) + ": " + ", ".join(
-                    f"{e['sym'][:48]} {e['pct']:.0f}%" for e in top[:8])
+                    f"{t_['sym'][:48]} {t_['pct']:.0f}%" for t_ in top[:8])
             print(line)
+print("\nverify rounds (netdaq sends, netdaq receives and checks every payload byte and sequence number; not timed):")
+for r in results:
+    for who, e in r["verify"].items():
+        k = e["check"]
+        print(f"  {r['case']:>5} verify nd-{MODE[who]:<7} {'ok' if e['ok'] else 'FAILED':<6} sent {num(k.get('sent'))}, "
+              f"received {num(k.get('unique'))} intact, lost {num(k.get('lost'))}, malformed {num(k.get('malformed'))}, "
+              f"duplicates {num(k.get('duplicates'))}; drops {reasons_text(k.get('drop_reasons'))}")
 ver = netdaq_version(netdaq)
 print(f"\n{ver} ({netdaq}); medians of {rounds} rounds of {duration:g} s per receiver; EAL main lcore on CPU "
       f"{settings['main_cpu']}, polling lcore on CPU {settings['rx_cpu']}; burst 64, {settings['mbufs']} mbufs, memory "
       f"{settings['memory']}{'; null receivers SCHED_FIFO' if settings['sched_fifo'] else ''}; {machine(settings)}")
 print("null: steady-state rate (testpmd: periodic Rx-pps; netdaq: queue packets / first-to-last burst); "
       "afxdp: received / sender duration; ns/pkt = 1e9 / rate")
+print(f"payload verification: {settings['payload_verification']}")
 if settings["runtime_dirs_left"]:
-    print(f"WARNING: netdaq left its DPDK runtime dir behind (removed now): {settings['runtime_dirs_left']}")
+    warn("netdaq", f"left its DPDK runtime dir behind (removed now): {settings['runtime_dirs_left']}")
 write_json(out, settings, ver, results)
+finish()
 PY

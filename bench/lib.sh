@@ -60,6 +60,18 @@ wait_for() {
   return 1
 }
 
+# ---- failed rounds: recorded, the run goes on, and the report ends with a "FAILED:" list and
+# exit status 1 (bench_py's finish), after printing and writing everything that was measured ----
+
+# one_line FILE [N]: the last N (default 3) lines of FILE on one line, for a message
+one_line() { tail -n "${2:-3}" "$1" 2>/dev/null | tr -s '\n\t' '  ' | cut -c1-400; }
+# round_failed NAME WHAT: round NAME (CASE.rN.WHO) failed: a process exited other than the
+# expected way, or did not start; its figures are left out of the medians
+round_failed() {
+  echo "FAILED: $1: $2" >&2
+  printf '%s\t%s\n' "$1" "$2" >>"$tmp/failed"
+}
+
 # ---- the veth lab: namespaces <A> (receivers, veth_a) and <B> (the sender, veth_b) ----
 
 # lab_init TAG NET: this run's names (namespaces ndq<TAG>A<pid>/ndq<TAG>B<pid>, veths
@@ -113,9 +125,12 @@ lab_up() {
 
 xdp_attached() { ip -n "$ns_a" -o link show dev "$veth_a" | grep -q "prog/xdp\| xdp"; }
 # xdp_check LABEL NAME: a receiver must detach its XDP program at exit (the next one could not
-# attach, and the veth would stay in XDP mode)
+# attach, and the veth would stay in XDP mode): else the round fails and the program goes
 xdp_check() {
-  if xdp_attached; then echo "$1 $2 left an XDP program attached" >&2; exit 1; fi
+  xdp_attached || return 0
+  round_failed "$2" "$1 left an XDP program attached (removed now)"
+  ip -n "$ns_a" link set dev "$veth_a" xdp off 2>/dev/null || true
+  ! xdp_attached || die "$1 $2 left an XDP program attached that cannot be removed"
 }
 
 # veth_stats FILE [both]: the receiving veth's counters (ethtool -S) before or after a round;
@@ -151,11 +166,48 @@ sender() {
     date +%s.%N >"$out.stop"; } |
     ip netns exec "$ns_b" timeout -s INT -k 5 "$bound" stdbuf -oL -eL dpdk-testpmd $(dpdk_eal "${prefix}_tx" "$3" "$4" "net_af_packet0,iface=$veth_b") \
       --forward-mode=txonly --txpkts="$frame" --tx-ip="$ip_b,$ip_a" --tx-udp="9000,$port" \
-      --eth-peer="0,$mac_a" >"$out" 2>&1 || echo "sender $name: testpmd failed: $(tail -3 "$out")" >&2
+      --eth-peer="0,$mac_a" >"$out" 2>&1 || round_failed "$name" "sender (testpmd txonly) exited with $?: $(one_line "$out")"
   if [ -n "${6:-}" ] && [ -s "$out.perf" ]; then
     perf report -i "$out.perf" --stdio --sort cpu,comm,dso,sym --percent-limit 0.5 >"$out.perf.txt" 2>/dev/null || true
   fi
 }
+
+# ---- payload verification rounds: netdaq sends, netdaq receives and checks every byte ----
+
+verify_pps=100000  # the verify rounds' sender rate: a lossless pace for a veth on a small machine
+# verify_payload SIZE: the verify round's UDP payload for a case of SIZE-byte payloads: SIZE, but
+# at least 64 (netdaq's header is 24 bytes: a 22-byte payload could not carry it, and the
+# round should check pattern bytes too)
+verify_payload() { echo $(($1 > 64 ? $1 : 64)); }
+# netdaq_sender NAME PAYLOAD: netdaq's socket engine in <B> sends verify_pps x $duration numbered,
+# patterned payloads of PAYLOAD bytes to ip_a:port at verify_pps (`netdaq run -n`); output in
+# $tmp/NAME.tx, its JSON (the sent count) in $tmp/NAME.tx.json. The caller's receiver checks them.
+netdaq_sender() {
+  local name=$1 out=$tmp/$1.tx
+  cat >"$out.yaml" <<EOF
+# netdaq socket tx-only: the verify round's sender ($0)
+memory_regions:
+  - {name: tx_bufs, kind: host, buf_size: 2048, num_bufs: 4096}
+interfaces:
+  - name: sender
+    engine: socket
+    tx:
+      destination: udp://$ip_a:$port
+      rate_pps: $verify_pps
+      queues:
+        - {id: 0, batch_size: 64, ring_depth: 8, memory_regions: [tx_bufs]}
+run: {tx_payload_size: $2}
+log: {level: warn}
+EOF
+  # B's kernel must know A's MAC without ARP: a DPDK receiver owning veth_a answers none (and
+  # the af_packet sender's link changes flush B's neighbours, permanent ones too)
+  ip -n "$ns_b" neigh replace "$ip_a" lladdr "$mac_a" dev "$veth_b" nud permanent
+  date +%s.%N >"$out.start"
+  ip netns exec "$ns_b" timeout -s INT -k 5 "$bound" "$netdaq" run "$out.yaml" -q -n $((verify_pps * duration)) \
+    -d $((duration + 10)) --json "$out.json" >"$out" 2>&1 || round_failed "$name" "sender (netdaq run, socket) exited with $?: $(one_line "$out")"
+  date +%s.%N >"$out.stop"
+}
+
 sample_middle() {  # OUT [PERF_CPUS]: sender's $duration s, sampled in the middle
   sleep 1
   grep '^cpu[0-9]' /proc/stat >"$1.stat0"
@@ -173,16 +225,17 @@ sample_middle() {  # OUT [PERF_CPUS]: sender's $duration s, sampled in the middl
 # rx_started LABEL NAME PID TEXT SECONDS: until the receiver's output shows TEXT (it is ready)
 rx_started() {
   local out=$tmp/$2.rx
-  wait_for "$out" "$4" "$5" "$3" || echo "$1 $2 did not start: $(tail -3 "$out")" >&2
+  wait_for "$out" "$4" "$5" "$3" || round_failed "$2" "$1 did not start: $(one_line "$out")"
   date +%s.%N >"$out.start"
 }
-# rx_wait LABEL NAME PID: until the receiver has ended by itself
+# rx_wait LABEL NAME PID: until the receiver has ended by itself; an exit status other than 0
+# fails the round
 rx_wait() {
   local out=$tmp/$2.rx rc=0
   wait "$3" || rc=$?
   date +%s.%N >"$out.stop"
   untrack "$3"
-  [ "$rc" = 0 ] || echo "$1 $2 exited with $rc: $(tail -5 "$out")" >&2
+  [ "$rc" = 0 ] || round_failed "$2" "$1 exited with $rc: $(one_line "$out" 5)"
 }
 # sleep_past FILE SECONDS: until SECONDS after the time in FILE (a testpmd receiver stops as
 # long after its readiness as netdaq's `run -d` does)
@@ -192,11 +245,70 @@ sleep_past() {
 
 # ---- the report ----
 
-# report ARGS...: runs the python on stdin (the script's report) after bench_py's helpers
+# report ARGS...: runs the python on stdin (the script's report) after bench_py's helpers; its
+# exit status is the report's (finish: 1 when a check failed)
 report() { python3 - "$@" <<<"$(bench_py)"$'\n'"$(cat)"; }
 bench_py() {
   cat <<'PY'
 import json, os, platform, re, statistics, subprocess, sys
+
+# ---- checks: each failure names the round, case and figure; finish() lists them and exits 1 ----
+FAILURES = []  # "case C, round N, WHO: what failed"
+WARNINGS = []
+
+def fail(at, what):
+    FAILURES.append(f"{at}: {what}")
+
+def warn(at, what):
+    WARNINGS.append(f"{at}: {what}")
+
+def where(name):
+    """A round's name, CASE.rN.WHO or CASE.verify.WHO, as 'case CASE, round N, WHO'."""
+    parts = name.split(".")
+    c, r, who = parts[0], parts[1] if len(parts) > 1 else "", ".".join(parts[2:])
+    rnd = f"round {r[1:]}" if r[:1] == "r" and r[1:].isdigit() else f"{r} round"
+    return f"case {c}, {rnd}" + (f", {who}" if who else "")
+
+def need(d, key, at, figure=None):
+    """d[key], a figure the report needs: missing (or null) is a failure naming it, never 0."""
+    v = d.get(key) if isinstance(d, dict) else None
+    if v is None:
+        fail(at, f"figure missing: {figure or key}")
+    return v
+
+def script_failures(tmp):
+    """Rounds the script saw fail (lib.sh round_failed: a process exited other than as expected,
+    or did not start): {name: [what, ...]}; each is a failure."""
+    failed = {}
+    for line in text(f"{tmp}/failed").splitlines():
+        name, _, what = line.partition("\t")
+        failed.setdefault(name, []).append(what)
+        fail(where(name), what)
+    return failed
+
+def round_checked(entry, name, failed, start):
+    """entry (one receiver's round) with ok: nothing failed since START (len(FAILURES) before
+    its checks) and the script recorded no failure of the round; the failures in entry['failures']."""
+    own = [f"{where(name)}: {w}" for w in failed.get(name, [])] + FAILURES[start:]
+    entry["ok"] = not own
+    if own:
+        entry["failures"] = own
+    return entry
+
+def finish():
+    """The report's end: warnings, then every failure under "FAILED:" and exit status 1."""
+    for w in WARNINGS:
+        print(f"WARNING: {w}")
+    if FAILURES:
+        print(f"\nFAILED: {len(FAILURES)} check{'s' if len(FAILURES) > 1 else ''} (rounds with a failure are left out "
+              f"of the medians; all they measured is above and in the JSON):")
+        for f in FAILURES:
+            print(f"  FAILED: {f}")
+        sys.exit(1)
+    print("\nchecks passed: every figure present, every process ended as expected, every loss explained by counted drops, "
+          "every verified payload intact")
+
+# ---- reading what the processes left ----
 
 def text(path):
     try:
@@ -204,6 +316,15 @@ def text(path):
             return f.read()
     except OSError:
         return ""
+
+def load_json(path):
+    try:
+        return json.loads(text(path) or "null")
+    except ValueError:
+        return None
+
+def tail(path, n=400):
+    return " ".join(text(path)[-n:].split())
 
 def elapsed(base, part):
     """Seconds between BASE.PART.start and BASE.PART.stop (date +%s.%N), None without them."""
@@ -219,49 +340,144 @@ def port0(out):
 
 def field(block, label):
     m = re.search(re.escape(label) + r"\s*([0-9]+)", block)
-    return int(m.group(1)) if m else 0
-
-def sender_stats(base, duration):
-    """testpmd txonly's frames handed to the kernel (TX-dropped: refused by the af_packet PMD)."""
-    b = port0(text(f"{base}.tx"))
-    sec = elapsed(base, "tx") or duration
-    sent = field(b, "TX-packets:")
-    return {"ok": bool(b), "sent": sent, "tx_dropped": field(b, "TX-dropped:"), "seconds": sec, "pps": sent / sec}
-
-def testpmd_counts(base):
-    """A testpmd receiver's port 0 counters; drops = RX-dropped (imissed) + RX-nombufs + RX-error."""
-    out = text(f"{base}.rx")
-    b = port0(out)
-    if not b:
-        return {"ok": False, "error": out[-500:]}
-    got = field(b, "RX-packets:")
-    missed, nombuf, err = field(b, "RX-dropped:"), field(b, "RX-nombufs:"), field(b, "RX-error:")
-    return {"ok": True, "received": got, "drops": missed + nombuf + err, "rx_dropped": missed, "rx_nombufs": nombuf,
-            "rx_error": err}
+    return int(m.group(1)) if m else None
 
 def nonzero(d):
     return {k: v for k, v in (d or {}).items() if v}
 
-def netdaq_counts(base):
-    """`netdaq run --json`'s rx queue: packets, drops (its QueueStats: the non-zero reasons), mode, run
-    time; also the document and the queue for the rest. The output's tail when it wrote none."""
-    j = json.loads(text(f"{base}.json") or "null")
-    if not j:
-        return {"ok": False, "error": text(f"{base}.rx")[-500:]}, None, None
-    q = next(q for q in j["queues"] if q["direction"] == "rx")
-    drops = nonzero(q.get("drops"))
-    return ({"ok": True, "received": q["packets"], "drops": sum(drops.values()), "drop_reasons": drops,
-             "mode": q.get("mode", ""), "run_seconds": j.get("seconds"), "interrupted": j.get("interrupted")}, j, q)
+def rx_drops(drops):
+    """A queue's non-zero drop reasons that lose received packets (tx_* are the sender's)."""
+    return {k: v for k, v in (drops or {}).items() if v and not k.startswith("tx_")}
 
-def over_sender(r, tx):
-    """A receiver's rate over the sender's time, and lost = sent - received (anywhere in between)."""
-    r["pps"] = r["received"] / tx["seconds"] if tx["seconds"] else None
-    r["lost"] = tx["sent"] - r["received"]
+def reasons_text(reasons):
+    """{reason: n} as 'reason=n, ...'; 'none' when empty, '-' when unknown (a figure missing)."""
+    return "-" if reasons is None else ", ".join(f"{k}={v:,}" for k, v in reasons.items()) or "none"
+
+def sender_stats(base, at):
+    """testpmd txonly's frames handed to the kernel (TX-dropped: refused by the af_packet PMD)."""
+    b = port0(text(f"{base}.tx"))
+    if not b:
+        fail(at, f"figures missing: the sender (testpmd txonly) printed no forward statistics: {tail(base + '.tx', 200)!r}")
+        return {"sent": None, "tx_dropped": None, "seconds": elapsed(base, "tx"), "pps": None}
+    sent, dropped, sec = field(b, "TX-packets:"), field(b, "TX-dropped:"), elapsed(base, "tx")
+    for v, what in ((sent, "sender TX-packets"), (dropped, "sender TX-dropped"), (sec, "sender run time")):
+        if v is None:
+            fail(at, f"figure missing: {what}")
+    return {"sent": sent, "tx_dropped": dropped, "seconds": sec, "pps": sent / sec if sent is not None and sec else None}
+
+def netdaq_sender_stats(base, at):
+    """lib.sh netdaq_sender's packets sent (its tx queue's packets: accepted by the socket engine)."""
+    j = load_json(f"{base}.tx.json")
+    q = next((q for q in (j or {}).get("queues") or [] if q.get("direction") == "tx"), None)
+    if q is None:
+        fail(at, f"figures missing: the sender (netdaq run) wrote no tx queue figures: {tail(base + '.tx', 200)!r}")
+        return {"sent": None, "seconds": elapsed(base, "tx"), "pps": None}
+    sent, sec = need(q, "packets", at, "sender tx packets"), elapsed(base, "tx")
+    drops = need(q, "drops", at, "sender drops")
+    return {"sent": sent, "seconds": sec, "pps": sent / sec if sent is not None and sec else None,
+            "tx_drops": nonzero(drops)}
+
+def testpmd_counts(base, at):
+    """A testpmd receiver's port 0 counters; drops = RX-dropped (imissed) + RX-nombufs + RX-error."""
+    b = port0(text(f"{base}.rx"))
+    if not b:
+        fail(at, f"figures missing: testpmd printed no forward statistics of port 0: {tail(base + '.rx', 300)!r}")
+        return {"received": None, "drops": None, "drop_reasons": None}
+    got, missed = field(b, "RX-packets:"), field(b, "RX-dropped:")
+    # testpmd prints RX-error and RX-nombufs only when their sum is not 0 (fwd_stats_display)
+    err, nombuf = field(b, "RX-error:"), field(b, "RX-nombufs:")
+    if (err is None) != (nombuf is None):
+        fail(at, "figure missing: testpmd RX-error / RX-nombufs (one printed without the other)")
+    err, nombuf = err or 0, nombuf or 0
+    for v, what in ((got, "testpmd RX-packets"), (missed, "testpmd RX-dropped")):
+        if v is None:
+            fail(at, f"figure missing: {what}")
+    if got is None or missed is None:
+        return {"received": got, "drops": None, "drop_reasons": None}
+    reasons = nonzero({"RX-dropped": missed, "RX-nombufs": nombuf, "RX-error": err})
+    return {"received": got, "drops": missed + nombuf + err, "drop_reasons": reasons, "rx_dropped": missed,
+            "rx_nombufs": nombuf, "rx_error": err}
+
+def netdaq_counts(base, at):
+    """`netdaq run --json`'s rx queue: packets, drops (its QueueStats: the non-zero reasons), mode, run
+    time; also the document and the queue for the rest. A run stopped by the script's bound
+    (interrupted) is a failure: netdaq run -d stops by itself."""
+    j = load_json(f"{base}.json")
+    q = next((q for q in (j or {}).get("queues") or [] if q.get("direction") == "rx"), None)
+    if q is None:
+        fail(at, f"figures missing: netdaq wrote no rx queue figures: {tail(base + '.rx', 300)!r}")
+        return {"received": None, "drops": None, "drop_reasons": None}, None, None
+    got, drops = need(q, "packets", at, "netdaq rx packets"), need(q, "drops", at, "netdaq drops")
+    seconds, interrupted = need(j, "seconds", at, "netdaq run seconds"), need(j, "interrupted", at, "netdaq interrupted")
+    if interrupted:
+        fail(at, f"netdaq run was interrupted after {seconds} s (the script's time bound), not stopped at its duration")
+    reasons = rx_drops(drops) if drops is not None else None
+    return ({"received": got, "drops": sum(reasons.values()) if reasons is not None else None, "drop_reasons": reasons,
+             "mode": q.get("mode", ""), "run_seconds": seconds, "interrupted": interrupted}, j, q)
+
+def loss_check(at, sent, received, reasons, strict=True, who="netdaq", kernel_batch=1, hint=""):
+    """lost = sent - received must equal the receiver's counted drops (REASONS: {reason: n}).
+    A mismatch is unexplained loss: a failure (strict: netdaq) or a warning (a reference receiver,
+    measured, not under test). kernel_batch > 1: each 'kernel' drop may stand for up to that many
+    packets (with GRO the kernel counts dropped super-datagrams), so lost may lie between.
+    HINT: where else the loss shows (e.g. the veth's counters), for the message."""
+    if sent is None or received is None or reasons is None:
+        return None  # a figure is missing: already a failure
+    lost = sent - received
+    other = sum(v for k, v in reasons.items() if k != "kernel")
+    kernel = reasons.get("kernel", 0)
+    low, high = other + kernel, other + kernel * kernel_batch
+    if not low <= lost <= high:
+        counted = f"{low:,}" if low == high else f"{low:,} to {high:,} (kernel drops of up to {kernel_batch} datagrams each)"
+        (fail if strict else warn)(at, f"unexplained loss: sent {sent:,}, {who} received {received:,}: lost {lost:,}, "
+                                       f"counted drops {counted} ({reasons_text(reasons)}){hint}")
+    return lost
+
+def path_hint(counters):
+    """The drop and error counters (ethtool -S) that changed over a round, for a loss message."""
+    bad = {k: v for k, v in (counters or {}).items() if v and re.search(r"drop|err", k)}
+    return (f"; the veth counted {', '.join(f'{k}={v:,}' for k, v in bad.items())}" if bad else
+            "; no drop or error counter of the veth changed")
+
+def over_sender(r, tx, at, strict=True, who="netdaq", hint=""):
+    """A receiver's rate over the sender's time, and lost = sent - received (anywhere in between),
+    which its counted drops must explain (loss_check)."""
+    if r.get("received") is not None and tx.get("seconds"):
+        r["pps"] = r["received"] / tx["seconds"]
+    else:
+        r["pps"] = None
+    r["lost"] = loss_check(at, tx.get("sent"), r.get("received"), r.get("drop_reasons"), strict, who, hint=hint)
     return r
 
+def verify_check(at, j, sent=None, hint=""):
+    """A verify round's receiver (`netdaq run` without --no-verify: every payload byte and sequence
+    number checked): the packets sent arrive once and intact: malformed (corrupt pattern, wrong
+    size, no netdaq header) 0, duplicates 0, sent - unique = its counted drops. SENT: the sender's
+    count (another process); None: the streams' own (sender and receiver in one process)."""
+    if not j:
+        return {"verified": False}  # no JSON: already a failure (netdaq_counts)
+    q = next((q for q in j.get("queues") or [] if q.get("direction") == "rx"), {})
+    totals = need(j, "totals", at, "netdaq totals") or {}
+    streams = [s for s in j.get("streams") or [] if s.get("rx_queue") == q.get("name")]
+    if not streams:
+        fail(at, "payload verification: netdaq received no netdaq stream")
+    unique = sum(need(s, "unique", at, "stream unique") or 0 for s in streams)
+    dups, bad = need(totals, "duplicates", at, "duplicates"), need(totals, "malformed", at, "malformed")
+    if bad:
+        fail(at, f"payload verification: {bad:,} malformed packets (corrupt pattern, wrong size or no netdaq header)")
+    if dups:
+        fail(at, f"payload verification: {dups:,} duplicate packets")
+    if sent is None:
+        sent = sum(need(s, "sent", at, "stream sent") or 0 for s in streams)
+    drops = need(q, "drops", at, "netdaq drops")
+    reasons = rx_drops(drops) if drops is not None else None
+    lost = loss_check(at, sent, unique, reasons, hint=hint) if streams else None
+    return {"verified": "every payload byte and sequence number", "sent": sent, "unique": unique, "duplicates": dups,
+            "malformed": bad, "lost": lost, "drop_reasons": reasons}
+
 def median(rows, who, part, key):
-    """The median of rows[i][who][part][key] over the rounds where that part is ok."""
-    v = [x[who][part][key] for x in rows if part in x[who] and x[who][part].get("ok") and x[who][part].get(key) is not None]
+    """The median of rows[i][who][part][key] over the rounds that passed every check."""
+    v = [x[who][part][key] for x in rows if x[who].get("ok") and x[who].get(part, {}).get(key) is not None]
     return statistics.median(v) if v else None
 
 def num(v):
@@ -274,15 +490,20 @@ def machine(settings):
 def netdaq_version(netdaq):
     return subprocess.run([netdaq, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
 
-def write_json(out, settings, netdaq_ver, results):
-    """The run's JSON file (nothing without --json): settings, machine, versions, results."""
+def write_doc(out, doc):
+    """The run's JSON file (nothing without --json), with the checks' outcome: failures, ok."""
     if not out:
         return
+    doc.update(failures=FAILURES, warnings=WARNINGS, ok=not FAILURES)
     with open(out, "w") as f:
-        json.dump({"settings": settings, "cpus": os.cpu_count(), "kernel": platform.release(), "netdaq": netdaq_ver,
-                   "testpmd": subprocess.run("dpkg-query -W -f '${Version}' dpdk", shell=True, capture_output=True,
-                                             text=True).stdout or "unknown",
-                   "results": results}, f, indent=2)
+        json.dump(doc, f, indent=2)
     print(f"wrote {out}")
+
+def write_json(out, settings, netdaq_ver, results):
+    """The veth/DPDK scripts' JSON: settings, machine, versions, results, failures."""
+    write_doc(out, {"settings": settings, "cpus": os.cpu_count(), "kernel": platform.release(), "netdaq": netdaq_ver,
+                    "testpmd": subprocess.run("dpkg-query -W -f '${Version}' dpdk", shell=True, capture_output=True,
+                                              text=True).stdout or "unknown",
+                    "results": results})
 PY
 }

@@ -6,7 +6,14 @@
 //
 //   netdaq_gpu_pipeline [--seconds S] [--gpu I] [--json PATH]
 //
-// Before timing, each mode runs once with frames checked against the packets (every byte).
+// Before timing, each mode runs once per burst size it is timed at, with frames checked
+// against the packets (every byte). Every run (checked or timed) then checks the pipeline's
+// counters against what was handed to it: every packet placed (packets_in = packets_placed =
+// packets offered), bytes_to_gpu = packets x payload, no duplicate / late / malformed /
+// no_buffer packet, no GPU error, no frame skipped or dropped, and the frames out = the
+// complete frames plus at most the last one, flushed incomplete with exactly its missing
+// tail. Exit status: 0 all checked, 3 a frame's bytes were wrong, 4 a timed run's counters
+// did not match (the table and the JSON are still written; the "check" column says which).
 // The sequence number of each packet is rewritten before it is handed over again (what a
 // NIC writing a new packet would do): 8 bytes per packet on the CPU, counted in the figures.
 #include <cuda_runtime_api.h>
@@ -30,6 +37,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kHeader = 16;        // junk u32, sequence u64 LE at 4, junk u32
 constexpr uint32_t kPoolPackets = 32768;
+constexpr uint32_t kPerFrame = 256;     // ReorderConfig::packets_per_frame below
+constexpr uint32_t kBursts[] = {64, 1024};  // the burst sizes the table times (and checks)
 
 void cuda(cudaError_t err, const char* what) {
   if (err != cudaSuccess) {
@@ -103,7 +112,40 @@ struct Result {
   uint32_t payload = 0, burst = 0;
   double gbytes_s = 0, mpps = 0, cpu_ns_per_packet = 0, anchor_gbytes_s = 0;
   uint64_t frames = 0, waits = 0, dropped = 0;
+  uint64_t offered = 0, placed = 0, bytes_expected = 0, bytes_to_gpu = 0, missing = 0;  // whole run
+  std::string problems;  // empty: the counters match what was offered
 };
+
+// What the pipeline must report after OFFERED packets of PAYLOAD bytes (sequence numbers
+// 0 .. OFFERED - 1, in order), a flush() and FRAMES_OUT frames taken out of next_frame():
+// every packet placed and its bytes moved, nothing dropped, every frame complete but a last
+// partial one (its missing slots = the tail never sent). Returns the mismatches, "" if none.
+std::string counter_problems(const PipelineStats& s, uint64_t offered, uint64_t frames_out, uint32_t payload) {
+  std::string why;
+  auto want = [&why](const char* what, uint64_t got, uint64_t expected) {
+    if (got == expected) return;
+    char b[160];
+    std::snprintf(b, sizeof b, "%s%s %llu (want %llu)", why.empty() ? "" : ", ", what, (unsigned long long)got,
+                  (unsigned long long)expected);
+    why += b;
+  };
+  const uint64_t full = offered / kPerFrame, rest = offered % kPerFrame;
+  want("packets_in", s.packets_in, offered);
+  want("packets_placed", s.packets_placed, offered);
+  want("bytes_to_gpu", s.bytes_to_gpu, offered * payload);
+  want("duplicate", s.duplicate, 0);
+  want("late", s.late, 0);
+  want("malformed", s.malformed, 0);
+  want("no_buffer", s.no_buffer, 0);
+  want("gpu_errors", s.gpu_errors, 0);
+  want("frames_skipped", s.frames_skipped, 0);
+  want("frames_dropped", s.frames_dropped, 0);
+  want("frames_complete", s.frames_complete, full);
+  want("frames_incomplete", s.frames_incomplete, rest ? 1 : 0);
+  want("packets_missing", s.packets_missing, rest ? kPerFrame - rest : 0);
+  want("frames out", frames_out, full + (rest ? 1 : 0));
+  return why;
+}
 
 ReorderConfig config(const Mode& m, uint32_t payload) {
   ReorderConfig c;
@@ -113,7 +155,7 @@ ReorderConfig config(const Mode& m, uint32_t payload) {
   c.seq_byte_order = ByteOrder::little;
   c.payload_offset = kHeader;
   c.payload_size = payload;
-  c.packets_per_frame = 256;
+  c.packets_per_frame = kPerFrame;
   c.max_open_frames = 4;
   c.frame_buffers = 64;  // >= frames a burst spans x bursts in flight + open frames: no no_buffer drops
   c.staging = m.staging;
@@ -123,7 +165,8 @@ ReorderConfig config(const Mode& m, uint32_t payload) {
   return c;
 }
 
-// Every frame of a short run must hold its packets' bytes.
+// Every frame of a short run (64 bursts of BURST packets) must hold its packets' bytes, and the
+// counters must match what was offered (counter_problems).
 bool check(const Mode& m, uint32_t payload, uint32_t burst) {
   PinnedSource src(payload, burst);
   FramePipeline p(config(m, payload));
@@ -131,8 +174,8 @@ bool check(const Mode& m, uint32_t payload, uint32_t burst) {
   uint64_t frames = 0, bad = 0;
   auto verify = [&](const Frame& f) {
     cuda(cudaMemcpy(got.data(), f.data(), got.size(), cudaMemcpyDeviceToHost), "cudaMemcpy(frame)");
-    for (uint32_t i = 0; i < 256; ++i)
-      if (std::memcmp(got.data() + size_t{i} * payload, src.samples(f.index() * 256 + i), payload) != 0) {
+    for (uint32_t i = 0; i < kPerFrame; ++i)
+      if (std::memcmp(got.data() + size_t{i} * payload, src.samples(f.index() * kPerFrame + i), payload) != 0) {
         if (bad++ == 0) std::printf("  frame %llu slot %u differs\n", (unsigned long long)f.index(), i);
       }
     ++frames;
@@ -146,13 +189,11 @@ bool check(const Mode& m, uint32_t payload, uint32_t burst) {
   p.synchronize();
   while (Frame f = p.next_frame()) verify(f);
   const PipelineStats s = p.stats();
-  const bool ok = bad == 0 && frames == 64u * burst / 256 && s.packets_placed == 64u * burst;
+  const std::string why = counter_problems(s, seq, frames, payload);
+  const bool ok = bad == 0 && why.empty() && seq == 64u * burst;
   if (!ok)
-    std::printf("  %s %u B: frames %llu (want %u), placed %llu, bad slots %llu, incomplete %llu, late %llu, dup %llu, "
-                "gpu_errors %llu\n",
-                m.name, payload, (unsigned long long)frames, 64u * burst / 256, (unsigned long long)s.packets_placed,
-                (unsigned long long)bad, (unsigned long long)s.frames_incomplete, (unsigned long long)s.late,
-                (unsigned long long)s.duplicate, (unsigned long long)s.gpu_errors);
+    std::printf("  %s %u B, bursts of %u: %llu packets offered (want %u), bad slots %llu; %s\n", m.name, payload, burst,
+                (unsigned long long)seq, 64u * burst, (unsigned long long)bad, why.empty() ? "counters ok" : why.c_str());
   return ok;
 }
 
@@ -187,10 +228,10 @@ Result run(const Mode& m, uint32_t payload, uint32_t burst, double seconds) {
   r.burst = burst;
   r.anchor_gbytes_s = h2d_anchor(src);
   FramePipeline p(config(m, payload));
-  uint64_t seq = 0, frames = 0;
+  uint64_t seq = 0, frames = 0, warm_frames = 0;
   for (int b = 0; b < 200; ++b) {  // warm-up
     p.submit(src.next(seq));
-    while (Frame f = p.next_frame()) {}
+    while (Frame f = p.next_frame()) ++warm_frames;
   }
   const PipelineStats st0 = p.stats();
   const uint64_t placed0 = st0.packets_placed;
@@ -215,6 +256,13 @@ Result run(const Mode& m, uint32_t payload, uint32_t burst, double seconds) {
   r.waits = st.waits;
   r.dropped = (st.no_buffer + st.late + st.duplicate + st.malformed) -
               (st0.no_buffer + st0.late + st0.duplicate + st0.malformed);
+  // The whole run (warm-up included: the counters are cumulative) against what was offered.
+  r.offered = seq;
+  r.placed = st.packets_placed;
+  r.bytes_expected = seq * payload;
+  r.bytes_to_gpu = st.bytes_to_gpu;
+  r.missing = st.packets_missing;
+  r.problems = counter_problems(st, seq, warm_frames + frames, payload);
   return r;
 }
 
@@ -248,22 +296,27 @@ int main(int argc, char** argv) {
   bool all_ok = true;
   for (const Mode& m : modes)
     for (uint32_t payload : {1024u, 8192u})
-      if (!check(m, payload, 256)) {
-        std::printf("WRONG FRAMES: %s, %u B\n", m.name, payload);
-        all_ok = false;
-      }
+      for (uint32_t burst : kBursts)
+        if (!check(m, payload, burst)) {
+          std::printf("WRONG FRAMES: %s, %u B, bursts of %u\n", m.name, payload, burst);
+          all_ok = false;
+        }
   if (!all_ok) return 3;
-  std::printf("frames checked for every mode (every byte)\n");
-  std::printf("%-18s %7s %6s %10s %9s %12s %11s %6s %8s\n", "mode", "payload", "burst", "GB/s", "Mpps", "CPU ns/pkt",
-              "H2D GB/s", "ratio", "dropped");
+  std::printf("frames checked for every mode and burst size (every byte, and the counters)\n");
+  std::printf("%-18s %7s %6s %10s %9s %12s %11s %6s %8s %6s\n", "mode", "payload", "burst", "GB/s", "Mpps",
+              "CPU ns/pkt", "H2D GB/s", "ratio", "dropped", "check");
   std::vector<Result> results;
+  std::vector<std::string> failed;
   for (uint32_t payload : {1024u, 8192u})
-    for (uint32_t burst : {64u, 1024u})
+    for (uint32_t burst : kBursts)
       for (const Mode& m : modes) {
         const Result r = run(m, payload, burst, seconds);
-        std::printf("%-18s %7u %6u %10.1f %9.2f %12.1f %11.1f %6.2f %8llu\n", r.mode.c_str(), r.payload, r.burst,
+        std::printf("%-18s %7u %6u %10.1f %9.2f %12.1f %11.1f %6.2f %8llu %6s\n", r.mode.c_str(), r.payload, r.burst,
                     r.gbytes_s, r.mpps, r.cpu_ns_per_packet, r.anchor_gbytes_s, r.gbytes_s / r.anchor_gbytes_s,
-                    (unsigned long long)r.dropped);
+                    (unsigned long long)r.dropped, r.problems.empty() ? "ok" : "FAIL");
+        if (!r.problems.empty())
+          failed.push_back(r.mode + ", " + std::to_string(r.payload) + " B, bursts of " + std::to_string(r.burst) +
+                           ": " + r.problems);
         results.push_back(r);
       }
   if (!json.empty()) {
@@ -276,13 +329,25 @@ int main(int argc, char** argv) {
       std::fprintf(f,
                    "%s\n  {\"mode\": \"%s\", \"payload\": %u, \"burst\": %u, \"gbytes_s\": %.2f, \"mpps\": %.3f, "
                    "\"cpu_ns_per_packet\": %.1f, \"h2d_gbytes_s\": %.2f, \"ratio\": %.3f, \"frames\": %llu, "
-                   "\"waits\": %llu, \"dropped\": %llu}",
+                   "\"waits\": %llu, \"dropped\": %llu, \"packets_offered\": %llu, \"packets_placed\": %llu, "
+                   "\"bytes_expected\": %llu, \"bytes_to_gpu\": %llu, \"packets_missing\": %llu, \"check_ok\": %s, "
+                   "\"problems\": \"%s\"}",
                    i ? "," : "", r.mode.c_str(), r.payload, r.burst, r.gbytes_s, r.mpps, r.cpu_ns_per_packet,
                    r.anchor_gbytes_s, r.gbytes_s / r.anchor_gbytes_s, (unsigned long long)r.frames,
-                   (unsigned long long)r.waits, (unsigned long long)r.dropped);
+                   (unsigned long long)r.waits, (unsigned long long)r.dropped, (unsigned long long)r.offered,
+                   (unsigned long long)r.placed, (unsigned long long)r.bytes_expected,
+                   (unsigned long long)r.bytes_to_gpu, (unsigned long long)r.missing,
+                   r.problems.empty() ? "true" : "false", r.problems.c_str());
     }
-    std::fprintf(f, "\n]}\n");
+    std::fprintf(f, "\n], \"ok\": %s}\n", failed.empty() ? "true" : "false");
     std::fclose(f);
   }
+  if (!failed.empty()) {
+    std::printf("FAILED: %zu timed run%s whose counters do not match what was offered:\n", failed.size(),
+                failed.size() == 1 ? "" : "s");
+    for (const auto& f : failed) std::printf("  %s\n", f.c_str());
+    return 4;
+  }
+  std::printf("every timed run: all packets placed, bytes_to_gpu = packets x payload, no drop or missing packet\n");
   return 0;
 }
