@@ -18,7 +18,7 @@ die() {
 }
 
 need_root() { [ "$(id -u)" = 0 ] || die "needs root ($1)"; }  # WHY
-need_testpmd() { command -v dpdk-testpmd >/dev/null || die "dpdk-testpmd not found (apt-get install dpdk)"; }
+need_testpmd() { command -v dpdk-testpmd >/dev/null || die "dpdk-testpmd not found (apt-get install dpdk-dev)"; }
 # need_duration: --duration in whole seconds, >= 3 (the sender samples from 1 s in to 1 s before the end)
 need_duration() {
   [[ "$duration" =~ ^[0-9]+$ ]] && [ "$duration" -ge 3 ] || die "--duration: whole seconds, at least 3"

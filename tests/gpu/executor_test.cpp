@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
@@ -257,48 +259,75 @@ TEST_P(Executor, DestroyWithWorkInFlightIsCleanAndTheGpuStaysUsable) {
 
 // A big burst followed by small ones: with groups > 1 the small ones (other groups) finish
 // first on the GPU, yet completed() must count only in order, never past an unfinished job.
+// The output ring is mapped host memory, so the host sees each job's bytes land and checks
+// every value completed() reports against them: k means jobs 1..k have all written theirs.
 TEST_P(Executor, CompletesInOrderWhenLaterSmallBurstsFinishFirst) {
   NDQ_REQUIRE_GPU();
-  constexpr uint32_t kEntries = 32768, kBytes = 8192, kSlots = 4096;
-  DeviceArray<> in(kBytes), out(size_t{kSlots + 64} * kBytes);
-  DeviceArray<PlacementEntry> entries(kEntries + 3);
-  ASSERT_TRUE(in.p && out.p && entries.p);
+  constexpr uint32_t kEntries = 32768, kBytes = 8192, kSlots = 4096, kSmall = 3;
+  constexpr std::byte kUnwritten{0};
+  DeviceArray<> in(kBytes);
+  std::byte* out = nullptr;
+  const size_t out_bytes = size_t{kSlots + kSmall} * kBytes;
+  CUDA_OK(cudaHostAlloc(reinterpret_cast<void**>(&out), out_bytes, cudaHostAllocMapped));
+  const std::unique_ptr<std::byte, cudaError_t (*)(void*)> out_owner(out, cudaFreeHost);
+  std::memset(out, 0, out_bytes);
+  DeviceArray<PlacementEntry> entries(kEntries + kSmall);
+  ASSERT_TRUE(in.p && entries.p);
   std::vector<std::byte> fill(kBytes);
-  for (uint32_t i = 0; i < kBytes; ++i) fill[i] = std::byte(i * 7 + 1);
+  for (uint32_t i = 0; i < kBytes; ++i) fill[i] = std::byte(i * 7 + 1);  // never 0: kUnwritten
   CUDA_OK(cudaMemcpy(in.p, fill.data(), kBytes, cudaMemcpyHostToDevice));
-  std::vector<PlacementEntry> e(kEntries + 3);
+  std::vector<PlacementEntry> e(kEntries + kSmall);
   for (uint32_t i = 0; i < kEntries; ++i) e[i] = {reinterpret_cast<uint64_t>(in.p), i % kSlots, 0};
-  for (uint32_t i = 0; i < 3; ++i) e[kEntries + i] = {reinterpret_cast<uint64_t>(in.p), kSlots + i, 0};
+  for (uint32_t i = 0; i < kSmall; ++i) e[kEntries + i] = {reinterpret_cast<uint64_t>(in.p), kSlots + i, 0};
   CUDA_OK(cudaMemcpy(entries.p, e.data(), e.size() * sizeof e[0], cudaMemcpyHostToDevice));
-  const PlaceJob big{entries.p, kEntries, kBytes, out.p, kBytes};
+  const PlaceJob big{entries.p, kEntries, kBytes, out, kBytes};
+  const auto slot_written = [&](uint32_t slot) {
+    return std::memcmp(out + size_t{slot} * kBytes, fill.data(), kBytes) == 0;
+  };
+  const auto slot_untouched = [&](uint32_t slot) { return out[size_t{slot} * kBytes] == kUnwritten; };
 
   auto ex = make(4);
-  ASSERT_TRUE(ex->submit(PlaceJob{}));  // warm-up: loads the kernel
+  ASSERT_TRUE(ex->submit(PlaceJob{}));  // warm-up (job 1): loads the kernel
   ex->synchronize();
-  ASSERT_TRUE(ex->submit(big));
-  for (uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(ex->submit(PlaceJob{entries.p + kEntries + i, 1, kBytes, out.p, kBytes}));
-  // completed() only ever steps 1 -> 5 past the big job (1 = the warm-up), never to 2..4
-  // while the big job is unfinished: observe it until all are done.
+  ASSERT_TRUE(ex->submit(big));  // job 2
+  for (uint32_t i = 0; i < kSmall; ++i)  // jobs 3..5
+    ASSERT_TRUE(ex->submit(PlaceJob{entries.p + kEntries + i, 1, kBytes, out, kBytes}));
   const auto deadline = Clock::now() + std::chrono::seconds(20);
-  uint64_t last = 0;
   std::vector<uint64_t> seen;
-  while ((last = ex->completed()) < 5) {
-    if (seen.empty() || seen.back() != last) seen.push_back(last);
-    ASSERT_LT(Clock::now(), deadline);
+  bool small_done_while_big_unreported = false;
+  for (uint64_t now = 0; now < 5;) {
+    ASSERT_LT(Clock::now(), deadline) << "completed() went " << ::testing::PrintToString(seen);
+    now = ex->completed();
+    if (!seen.empty() && seen.back() == now) continue;
+    seen.push_back(now);
+    // What `now` claims, checked against the bytes: the big job's every slot, and small job
+    // i's slot once now >= 3 + i.
+    if (now >= 2) {
+      for (uint32_t s = 0; s < kSlots; ++s) ASSERT_TRUE(slot_written(s)) << "completed() " << now << ", big job slot " << s;
+    }
+    for (uint32_t i = 0; i < kSmall; ++i) {
+      if (now >= 3 + i) {
+        ASSERT_TRUE(slot_written(kSlots + i)) << "completed() " << now << ", small job " << 3 + i;
+      }
+      if (now == 1 && !slot_untouched(kSlots + i)) small_done_while_big_unreported = true;
+    }
   }
-  seen.push_back(last);
-  // Exactly: the warm-up done (1), then all four at once (5). A 4 in between would mean a
-  // small job was reported before the big one submitted ahead of it; a lone 5 would mean the
-  // big job ended before it was first observed, so the order was never put to the test.
-  EXPECT_EQ(seen, (std::vector<uint64_t>{1, 5})) << "completed() went " << ::testing::PrintToString(seen);
+  // In order, each step once: from the warm-up (1) up to 5, never backwards.
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front(), 1u) << "the big job ended before completed() was first read: "
+                              << ::testing::PrintToString(seen);
+  EXPECT_EQ(seen.back(), 5u);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end())) << ::testing::PrintToString(seen);
+  std::printf("[ executor ] %s: completed() went %s; a small job done while the big one was unreported: %s\n",
+              name(GetParam()).c_str(), ::testing::PrintToString(seen).c_str(),
+              small_done_while_big_unreported ? "yes" : "no");
+  // Whether a small job's bytes were seen before completed() passed the big job is printed,
+  // not asserted: on the H100 host even 4 CTA groups showed none land first (the small jobs'
+  // writes to host memory queue behind the big job's on PCIe, or the groups take jobs in turn).
   ex->synchronize();
   EXPECT_EQ(ex->completed(), 5u);
   ex.reset();
-  // Every slot holds the input.
-  std::vector<std::byte> got(size_t{kSlots + 3} * kBytes);
-  CUDA_OK(cudaMemcpy(got.data(), out.p, got.size(), cudaMemcpyDeviceToHost));
-  for (uint32_t s = 0; s < kSlots + 3; ++s)
-    ASSERT_EQ(std::memcmp(got.data() + size_t{s} * kBytes, fill.data(), kBytes), 0) << "slot " << s;
+  for (uint32_t s = 0; s < kSlots + kSmall; ++s) ASSERT_TRUE(slot_written(s)) << "slot " << s;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModes, Executor,
