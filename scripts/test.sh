@@ -12,13 +12,24 @@ echo "== build and test (RelWithDebInfo) =="
 # GPU tests (ctest label gpu) run where a GPU is usable and skip elsewhere, saying why:
 echo "GPU tests: $("${NETDAQ_BUILD_DIR:-build}"/tools/netdaq/netdaq --version | grep '^gpu:' || echo 'gpu: ?')" \
      "(they skip without a usable GPU; scripts/gpu-check.sh runs them on a GPU machine)"
-(cd "${NETDAQ_BUILD_DIR:-build}" && ctest --output-on-failure --timeout 600 -j1 "$@")
+# ctest_with_summary DIR ARGS...: ctest in DIR (its closing lines: how many passed, failed,
+# the label times), then per label how many ran, passed, failed and skipped, and why each skip.
+ctest_with_summary() {
+  local dir=$1 rc=0
+  shift
+  (cd "$dir" && ctest --output-on-failure --timeout 600 -j1 --output-junit ctest-junit.xml "$@") || rc=$?
+  python3 scripts/ctest-summary.py "$dir" ctest-junit.xml || true
+  return $rc
+}
+ctest_with_summary "${NETDAQ_BUILD_DIR:-build}" "$@"
+
+echo "== fuzzers (clang + libFuzzer, bounded time) =="
+./scripts/fuzz.sh
 
 if [ "${NETDAQ_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== build and test with AddressSanitizer + UBSan =="
   NETDAQ_BUILD_DIR=build-asan ./scripts/build.sh -DNETDAQ_SANITIZE=ON -DNETDAQ_BUILD_BENCH=OFF
   # valgrind cannot run ASan binaries; ASan's leak checker covers the same ground here.
-  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-     LSAN_OPTIONS=suppressions=$PWD/../tests/lsan.supp \
-     ctest --output-on-failure --timeout 600 -j1 -LE memcheck "$@")
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp ctest_with_summary build-asan -LE memcheck "$@"
 fi
