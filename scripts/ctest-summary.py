@@ -42,9 +42,9 @@ def results(junit):
             text = (skipped.get("message", "") if skipped is not None else "") or ""
             # gtest's skip line ("... Skipped\n<reason>") travels in system-out.
             sysout = case.findtext("system-out") or ""
-            m = re.search(r"^(?:.*: )?Skipped\s*\n?(.*)$", sysout, re.M)
+            m = re.search(r"^.*: Skipped\n(.*?)^\[  SKIPPED \]", sysout, re.M | re.S)
             if m and m.group(1).strip():
-                text = m.group(1).strip()
+                text = " ".join(m.group(1).split())
             out[name] = ("skipped", text)
         else:
             out[name] = ("passed", "")
@@ -68,7 +68,7 @@ def main():
             row["tests"] += 1
             row[status] += 1
         if status == "skipped":
-            key = (",".join(labels), why.split("\n")[0][:150] or "(no reason given)")
+            key = (",".join(labels), why[:200] or "(no reason given)")
             reasons[key] = reasons.get(key, 0) + 1
     print("Per label (a test with several labels counts under each):")
     print(f"  {'label':<12} {'tests':>6} {'passed':>7} {'failed':>7} {'skipped':>8} {'not run':>8}")
