@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "../require_env.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -100,11 +102,6 @@ long long json_int(const std::string& json, const std::string& key) {
   return -1;
 }
 
-// NETDAQ_REQUIRE_GPU=1 (scripts/gpu-check.sh): a GPU test that finds no usable GPU fails.
-bool gpu_required() {
-  const char* v = std::getenv("NETDAQ_REQUIRE_GPU");
-  return v && std::string(v) == "1";
-}
 
 fs::path temp_path(const std::string& name) {
   return fs::temp_directory_path() / ("netdaq_cli_test_" + std::to_string(getpid()) + "_" + name);
@@ -209,7 +206,7 @@ TEST(Cli, RunGpuFramesOrSayWhyNot) {
   const auto json = temp_path("gpu.json");
   auto r = run_cli({"run", example("gpu-frames.yaml"), "--duration", "1", "-q", "--expect-no-loss", "--json", json.string()});
   if (r.status == 1) {
-    if (gpu_required()) FAIL() << "NETDAQ_REQUIRE_GPU=1 and netdaq found no usable GPU: " << r.out;
+    if (ndqtest::gpu_required()) FAIL() << "NETDAQ_REQUIRE_GPU=1 and netdaq found no usable GPU: " << r.out;
     EXPECT_NE(r.out.find("memory region 'rx_bufs'"), std::string::npos) << r.out;
     EXPECT_TRUE(r.out.find("no usable GPU") != std::string::npos || r.out.find("none is usable") != std::string::npos ||
                 r.out.find("no GPU support") != std::string::npos ||

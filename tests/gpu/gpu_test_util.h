@@ -5,17 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <string_view>
-
+#include "../require_env.h"
 #include "netdaq/gpu.h"
-
-namespace ndqtest {
-inline bool gpu_required() {
-  const char* v = std::getenv("NETDAQ_REQUIRE_GPU");
-  return v && std::string_view(v) == "1";
-}
-}  // namespace ndqtest
 
 #define NDQ_REQUIRE_GPU()                                                                        \
   do {                                                                                           \

@@ -334,10 +334,7 @@ std::string tap_flow_kernel_support(const NetnsLab& lab) {
 // (refuse the flows, naming them and the driver). They run for real in the ctest test
 // dpdk_tap_flows_in_guest_kernel (a QEMU guest with Debian's stock kernel, required with
 // CI=true), which sets NETDAQ_REQUIRE_TAP_FLOWS=1: there a missing piece is a failure.
-bool tap_flows_required() {
-  const char* v = std::getenv("NETDAQ_REQUIRE_TAP_FLOWS");
-  return v && std::string(v) == "1";
-}
+bool tap_flows_required() { return env_is("NETDAQ_REQUIRE_TAP_FLOWS"); }
 #define NDQ_REQUIRE_TAP_FLOWS(lab)                                                                        \
   do {                                                                                                    \
     NDQ_REQUIRE_TOOL("tc", "iproute2");                                                                   \

@@ -26,10 +26,7 @@ namespace ndqtest {
 using netdaq::Config;
 using netdaq::PollMode;
 
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci && (std::strcmp(ci, "true") == 0 || std::strcmp(ci, "1") == 0);
-}
+bool in_ci() { return env_is("CI", {"true", "1"}); }
 
 bool NetnsLabSupported(std::string* why) { return NetnsLab::supported(why); }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../require_env.h"
 #include "netdaq/netdaq.h"
 
 namespace ndqtest {
