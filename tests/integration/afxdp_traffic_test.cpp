@@ -49,6 +49,7 @@ TEST(AfxdpTraffic, SocketEngineSenderExactCountsAndPingStillWorks) {
   auto& q = rx->rx_queue("x0");
   std::vector<uint32_t> flows;
   size_t frame_ok = 0;
+  std::atomic<size_t> arrived{0};
   auto got = std::async(std::launch::async, [&] {
     std::vector<Bytes> all;
     const auto deadline = std::chrono::steady_clock::now() + 15s;
@@ -60,12 +61,13 @@ TEST(AfxdpTraffic, SocketEngineSenderExactCountsAndPingStillWorks) {
         // Ethernet + IPv4 + UDP in front of the payload, readable in place.
         frame_ok += p.frame().size() == p.size() + 42 && p.frame().data() + 42 == p.data().data();
       }
+      arrived.store(all.size(), std::memory_order_relaxed);
     }
     return all;
   });
   std::string ping_out;
   const int ping = lab.exec_in(lab.b().ns, {"ping", "-c", "3", "-i", "0.2", "-W", "2", lab.a().ip4}, &ping_out);
-  EXPECT_EQ(send_sequence(tx->tx_queue("if0"), 0, n, size), n);
+  EXPECT_EQ(send_sequence(tx->tx_queue("if0"), 0, n, size, [&] { return arrived.load(); }, kReceiverWindow), n);
   const auto received = got.get();
   EXPECT_EQ(ping, 0) << "ping through the XDP interface failed: " << ping_out;
   EXPECT_TRUE(exactly_sequence(received, 0, n, size));
@@ -102,8 +104,9 @@ TEST(AfxdpTraffic, WorkerModeWithBusyPolling) {
   ts.tx_queues = 1;
   ts.rate_pps = 50000;
   auto tx = lab.run_in(lab.b().ns, [&] { return std::make_unique<Session>(ts.build()); });
-  auto got = std::async(std::launch::async, [&] { return collect(rx->rx_queue("x0"), n, 15s); });
-  EXPECT_EQ(send_sequence(tx->tx_queue("if0"), 0, n, 200), n);
+  std::atomic<size_t> arrived{0};
+  auto got = std::async(std::launch::async, [&] { return collect_all({&rx->rx_queue("x0")}, n, 15s, nullptr, 20ms, &arrived); });
+  EXPECT_EQ(send_sequence(tx->tx_queue("if0"), 0, n, 200, [&] { return arrived.load(); }, kReceiverWindow), n);
   EXPECT_TRUE(exactly_sequence(got.get(), 0, n, 200));
   const QueueStats st = rx->rx_queue("x0").stats();
   EXPECT_NE(st.mode.find("busy_poll"), std::string::npos) << st.mode;
@@ -148,18 +151,21 @@ TEST(AfxdpTraffic, FlowsSteeredToTheirQueuesRestToTheKernel) {
   UdpSink k1(lab, lab.a(), p1), k_other(lab, lab.a(), p_other);
   const std::string mac_a = lab.mac(lab.a());
 
-  auto send = [&](uint16_t queue, uint16_t port, uint64_t first, size_t n) {
+  // Each send waits for its receiver (the XSK or kernel socket it targets) to keep pace.
+  auto send = [&](uint16_t queue, uint16_t port, uint64_t first, size_t n, const Delivered& receiver) {
     AfxdpIface ts{.dev = lab.b().veth, .tx_queue = queue, .destination = "udp://" + lab.a().ip4 + ":" + std::to_string(port),
                   .dst_mac = mac_a, .rate_pps = 100000};
     auto tx = lab.run_in(lab.b().ns, [&] { return std::make_unique<Session>(ts.build()); });
-    EXPECT_EQ(send_sequence(tx->tx_queue("x0", queue), first, n, 600), n);
+    const size_t before = receiver();
+    EXPECT_EQ(send_sequence(tx->tx_queue("x0", queue), first, n, 600, [&] { return receiver() - before; }, kReceiverWindow), n);
   };
-  auto got0 = std::async(std::launch::async, [&] { return collect(rx->rx_queue("x0", 0), n0, 15s, 300ms); });
-  auto got1 = std::async(std::launch::async, [&] { return collect(rx->rx_queue("x0", 1), n1, 15s, 300ms); });
-  send(0, p0, 0, n0);
-  send(1, p1, 100000, n1);
-  send(0, p1, 200000, n_wrong);  // flow 11's port on queue 0: not for queue 1's XSK
-  send(1, p_other, 300000, n_other);
+  std::atomic<size_t> arrived0{0}, arrived1{0};
+  auto got0 = std::async(std::launch::async, [&] { return collect_all({&rx->rx_queue("x0", 0)}, n0, 15s, nullptr, 300ms, &arrived0); });
+  auto got1 = std::async(std::launch::async, [&] { return collect_all({&rx->rx_queue("x0", 1)}, n1, 15s, nullptr, 300ms, &arrived1); });
+  send(0, p0, 0, n0, [&] { return arrived0.load(); });
+  send(1, p1, 100000, n1, [&] { return arrived1.load(); });
+  send(0, p1, 200000, n_wrong, [&] { return k1.received(); });  // flow 11's port on queue 0: not for queue 1's XSK
+  send(1, p_other, 300000, n_other, [&] { return k_other.received(); });
   EXPECT_TRUE(exactly_sequence(got0.get(), 0, n0, 600)) << "queue 0";
   EXPECT_TRUE(exactly_sequence(got1.get(), 100000, n1, 600)) << "queue 1";
   EXPECT_TRUE(exactly_sequence(k1.finish(n_wrong, 15s), 200000, n_wrong, 600)) << "wrong-queue packets reach the kernel";
@@ -207,8 +213,9 @@ TEST(AfxdpTraffic, Ipv6AndVlanFlows) {
   ts.tx_queues = 1;
   ts.rate_pps = 50000;
   auto tx = lab.run_in(lab.b().ns, [&] { return std::make_unique<Session>(ts.build()); });
-  auto got = std::async(std::launch::async, [&] { return collect(rx->rx_queue("x0"), n, 10s, 100ms); });
-  EXPECT_EQ(send_sequence(tx->tx_queue("if0"), 0, n, 500), n);
+  std::atomic<size_t> arrived{0};
+  auto got = std::async(std::launch::async, [&] { return collect_all({&rx->rx_queue("x0")}, n, 10s, nullptr, 100ms, &arrived); });
+  EXPECT_EQ(send_sequence(tx->tx_queue("if0"), 0, n, 500, [&] { return arrived.load(); }, kReceiverWindow), n);
   EXPECT_TRUE(exactly_sequence(got.get(), 0, n, 500)) << "IPv6 flow";
 
   const UdpFlow vlan_flow{.src_mac = lab.mac(lab.b()), .dst_mac = lab.mac(lab.a()), .src_ip = "10.198.1.2",

@@ -54,11 +54,12 @@ Config AfxdpIface::build() const {
   return c;
 }
 
-size_t send_sequence(TxQueue& q, uint64_t first, size_t count, size_t size) {
+size_t send_sequence(TxQueue& q, uint64_t first, size_t count, size_t size, const Delivered& delivered,
+                     size_t window) {
   std::vector<Bytes> payloads;
   payloads.reserve(count);
   for (size_t i = 0; i < count; ++i) payloads.push_back(make_payload(first + i, size));
-  return send_payloads(q, payloads, std::chrono::milliseconds(20000));
+  return send_payloads(q, payloads, std::chrono::milliseconds(20000), delivered, window);
 }
 
 ::testing::AssertionResult exactly_sequence(const std::vector<Bytes>& got, uint64_t first, size_t count, size_t size) {

@@ -40,7 +40,9 @@ struct AfxdpIface {
 };
 
 // Sends count payloads (make_payload(first + i, size)) through a TX queue; returns the number sent.
-size_t send_sequence(netdaq::TxQueue& q, uint64_t first, size_t count, size_t size);
+// delivered/window: see send_payloads (a sender paced by its receiver).
+size_t send_sequence(netdaq::TxQueue& q, uint64_t first, size_t count, size_t size, const Delivered& delivered = {},
+                     size_t window = 0);
 // Checks that packets are exactly payloads first..first+count-1 (any order).
 ::testing::AssertionResult exactly_sequence(const std::vector<Bytes>& got, uint64_t first, size_t count, size_t size);
 

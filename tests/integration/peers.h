@@ -164,9 +164,10 @@ class UdpSink {
   // extras; stops reading and returns them in arrival order.
   std::vector<Bytes> finish(size_t count, std::chrono::milliseconds timeout,
                             std::chrono::milliseconds settle = std::chrono::milliseconds(100));
+  // Datagrams received so far.
+  size_t received();
 
  private:
-  size_t received();
   void loop();
   void stop();
 

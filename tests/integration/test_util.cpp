@@ -163,7 +163,7 @@ Bytes bytes_of(const netdaq::Packet& p) {
 
 std::vector<Bytes> collect_all(const std::vector<netdaq::RxQueue*>& qs, size_t count,
                                std::chrono::milliseconds timeout, std::vector<size_t>* per_queue,
-                               std::chrono::milliseconds settle) {
+                               std::chrono::milliseconds settle, std::atomic<size_t>* progress) {
   std::vector<Bytes> out;
   if (per_queue) per_queue->assign(qs.size(), 0);
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -180,6 +180,7 @@ std::vector<Bytes> collect_all(const std::vector<netdaq::RxQueue*>& qs, size_t c
         }
         EXPECT_EQ(burst.bytes(), sizes) << "RxBurst::bytes() is the sum of its packets' sizes";
         if (per_queue) (*per_queue)[i] += burst.size();
+        if (progress) progress->store(out.size(), std::memory_order_relaxed);
       }
     }
     const auto now = std::chrono::steady_clock::now();
@@ -198,11 +199,21 @@ std::vector<Bytes> collect(netdaq::RxQueue& q, size_t count, std::chrono::millis
   return collect_all({&q}, count, timeout, nullptr, settle);
 }
 
-size_t send_payloads(netdaq::TxQueue& q, const std::vector<Bytes>& payloads, std::chrono::milliseconds timeout) {
+size_t send_payloads(netdaq::TxQueue& q, const std::vector<Bytes>& payloads, std::chrono::milliseconds timeout,
+                     const Delivered& delivered, size_t window) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   size_t next = 0;
   while (next < payloads.size() && std::chrono::steady_clock::now() < deadline) {
-    auto burst = q.allocate(payloads.size() - next);
+    size_t want = payloads.size() - next;
+    if (delivered && window) {
+      const size_t in_flight = next - std::min(next, delivered());
+      if (in_flight >= window) {
+        std::this_thread::sleep_for(50us);
+        continue;
+      }
+      want = std::min(want, window - in_flight);
+    }
+    auto burst = q.allocate(want);
     if (!burst) {
       std::this_thread::sleep_for(50us);
       continue;

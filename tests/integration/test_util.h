@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -84,13 +86,24 @@ Bytes bytes_of(const netdaq::Packet& p);
 std::vector<Bytes> collect(netdaq::RxQueue& q, size_t count, std::chrono::milliseconds timeout,
                            std::chrono::milliseconds settle = 20ms);
 // The same over several queues (round robin); per-queue counts in *per_queue.
+// `progress`, when given, holds how many packets arrived so far (for a paced sender).
 std::vector<Bytes> collect_all(const std::vector<netdaq::RxQueue*>& qs, size_t count,
                                std::chrono::milliseconds timeout, std::vector<size_t>* per_queue = nullptr,
-                               std::chrono::milliseconds settle = 20ms);
+                               std::chrono::milliseconds settle = 20ms, std::atomic<size_t>* progress = nullptr);
+
+// How many packets a receiver has taken so far.
+using Delivered = std::function<size_t()>;
+// A paced sender's window: well under every receive ring the tests use (an XSK ring of
+// 2048, af_packet's 4096 frames, a socket buffer of megabytes).
+inline constexpr size_t kReceiverWindow = 256;
 
 // Sends payloads in order through q, retrying while the engine takes fewer, until all are
 // consumed or `timeout` passes. Returns how many were consumed (sent or dropped).
-size_t send_payloads(netdaq::TxQueue& q, const std::vector<Bytes>& payloads, std::chrono::milliseconds timeout);
+// With `delivered` and a `window`, at most `window` packets are in flight: the sender waits
+// for the receiver instead of outrunning it. Tests of exact delivery use this, so that a
+// loaded 2-core CI machine (or ASan) slows the test down rather than overflowing a ring.
+size_t send_payloads(netdaq::TxQueue& q, const std::vector<Bytes>& payloads, std::chrono::milliseconds timeout,
+                     const Delivered& delivered = {}, size_t window = 0);
 
 
 // Plain sockets: independent peers that are not netdaq.
