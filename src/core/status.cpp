@@ -1,6 +1,6 @@
 #include "netdaq/status.h"
 
-#include <cstring>
+#include "util/errno_text.h"
 
 namespace netdaq {
 
@@ -40,7 +40,7 @@ ConfigError::ConfigError(std::vector<ConfigIssue> issues)
     : Error(Errc::invalid_config, join_issues(issues)), issues_(std::move(issues)) {}
 
 void throw_system_error(const std::string& what, int err) {
-  throw Error(Errc::system, what + ": " + std::strerror(err));
+  throw Error(Errc::system, what + ": " + detail::errno_text(err));
 }
 
 }  // namespace netdaq

@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "core/ring.h"
 #include "netdaq/status.h"
+#include "util/errno_text.h"
 
 namespace netdaq::detail {
 
@@ -70,7 +71,7 @@ void WorkerThread::loop() noexcept {
   const std::string name =
       queues_.size() == 1 ? "ndq-" + queues_[0]->resources().name : "ndq-cpu" + std::to_string(cpu_);
   if (!pin_current_thread(cpu_, name))
-    log()->error("{}: cannot pin worker to cpu {}: {}", name, cpu_, std::strerror(errno));
+    log()->error("{}: cannot pin worker to cpu {}: {}", name, cpu_, errno_text(errno));
   uint32_t empty_polls = 0;
   while (running_.load(std::memory_order_relaxed)) {
     bool got = false;

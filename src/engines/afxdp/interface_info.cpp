@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "netdaq/status.h"
+#include "util/unique_fd.h"
 
 namespace netdaq::detail::afxdp {
 
@@ -24,15 +25,12 @@ namespace {
 
 // A datagram socket for SIOC* ioctls, closed on scope exit.
 struct IoctlSocket {
-  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  ~IoctlSocket() {
-    if (fd >= 0) close(fd);
-  }
+  UniqueFd fd{socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)};
   bool ethtool(const std::string& ifname, void* cmd) const {
     ifreq ifr{};
     std::snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname.c_str());
     ifr.ifr_data = static_cast<char*>(cmd);
-    return fd >= 0 && ioctl(fd, SIOCETHTOOL, &ifr) == 0;
+    return fd && ioctl(fd.get(), SIOCETHTOOL, &ifr) == 0;
   }
 };
 
@@ -48,7 +46,7 @@ NetdevInfo netdev_info(const std::string& name, const std::string& context) {
   IoctlSocket s;
   ifreq ifr{};
   std::snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", name.c_str());
-  if (s.fd >= 0 && ioctl(s.fd, SIOCGIFHWADDR, &ifr) == 0) std::memcpy(info.mac.data(), ifr.ifr_hwaddr.sa_data, 6);
+  if (s.fd && ioctl(s.fd.get(), SIOCGIFHWADDR, &ifr) == 0) std::memcpy(info.mac.data(), ifr.ifr_hwaddr.sa_data, 6);
 
   ethtool_drvinfo drv{};
   drv.cmd = ETHTOOL_GDRVINFO;

@@ -12,6 +12,8 @@
 
 #include "core/log.h"
 #include "engines/afxdp/ports.h"
+#include "util/errno_text.h"
+#include "util/rate_limited_log.h"
 
 namespace netdaq::detail::afxdp {
 
@@ -116,10 +118,8 @@ class AfxdpTx final : public TxPort {
         continue;
       }
       q_.counters->errors.fetch_add(1, std::memory_order_relaxed);
-      if (!error_logged_) {
-        error_logged_ = true;
-        log()->warn("{}: AF_XDP send failed: {}", q_.name, std::strerror(errno));
-      }
+      const int err = errno;
+      errlog_.log([&](uint64_t) { log()->warn("{}: AF_XDP send failed: {}", q_.name, errno_text(err)); });
       return;
     }
   }
@@ -131,7 +131,7 @@ class AfxdpTx final : public TxPort {
   BufferPool& pool_;
   std::byte* base_;
   uint64_t in_flight_ = 0;
-  bool error_logged_ = false;
+  RateLimitedLog errlog_{RateLimitedLog::kOnce};  // the first failure; the rest are counted
   std::atomic<uint64_t> ring_full_{0}, kicks_{0}, seen_invalid_{0};
 };
 

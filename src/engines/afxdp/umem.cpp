@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "netdaq/status.h"
+#include "util/errno_text.h"
 
 namespace netdaq::detail::afxdp {
 
@@ -22,7 +23,7 @@ std::string privilege_or_memlock_hint(int err, size_t bytes) {
            "): raise it (ulimit -l unlimited, or LimitMEMLOCK=infinity for a service), run with CAP_IPC_LOCK, "
            "or use fewer/smaller buffers";
   }
-  return std::strerror(err);
+  return errno_text(err);
 }
 
 Umem::Umem(BufferPool& pool, const AfxdpOptions& opts, const std::string& context) : pool_(pool) {
@@ -45,7 +46,7 @@ Umem::Umem(BufferPool& pool, const AfxdpOptions& opts, const std::string& contex
   const size_t bytes = chunk * pool.capacity();
   if (int err = xsk_umem__create(&umem_, pool.address(0), bytes, &fill_, &comp_, &cfg))
     throw Error(Errc::resource, context + ": cannot register region '" + pool.region().name() +
-                                    "' as AF_XDP UMEM (" + std::strerror(-err) + "): " +
+                                    "' as AF_XDP UMEM (" + errno_text(err) + "): " +
                                     privilege_or_memlock_hint(err, bytes));
 }
 

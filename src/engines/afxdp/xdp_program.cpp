@@ -4,10 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
-#include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,12 +12,14 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
-#include <thread>
 #include <sstream>
 
 #include "core/log.h"
 #include "engines/afxdp/bpf/steer_abi.h"
 #include "netdaq/status.h"
+#include "util/errno_text.h"
+#include "util/netns_scope.h"
+#include "util/unique_fd.h"
 
 extern "C" const char netdaq_afxdp_steer_obj[];
 extern "C" const char netdaq_afxdp_steer_obj_end[];
@@ -43,8 +42,6 @@ int libbpf_print(enum libbpf_print_level, const char* fmt, va_list args) {
   return 0;
 }
 
-std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
-
 // Start time of a process (clock ticks since boot, /proc/PID/stat field 22); 0 if gone.
 uint64_t process_start(uint32_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
@@ -59,23 +56,10 @@ uint64_t process_start(uint32_t pid) {
   return 0;
 }
 
-// Inode of the calling thread's network namespace (0 if unknown).
-ino_t current_netns() {
-  struct stat st{};
-  return stat("/proc/thread-self/ns/net", &st) == 0 ? st.st_ino : 0;
-}
-
 std::string privileges_hint() {
   return "loading XDP programs needs root, or CAP_BPF + CAP_NET_ADMIN + CAP_NET_RAW (and CAP_IPC_LOCK or a "
          "large enough `ulimit -l` for the UMEM)";
 }
-
-struct FdCloser {
-  int fd;
-  ~FdCloser() {
-    if (fd >= 0) close(fd);
-  }
-};
 
 // The owner record of a loaded netdaq program, found through the program's maps.
 bool read_owner(int prog_fd, ndq_control* out) {
@@ -89,13 +73,13 @@ bool read_owner(int prog_fd, ndq_control* out) {
   len = sizeof again;
   if (bpf_obj_get_info_by_fd(prog_fd, &again, &len) != 0) return false;
   for (uint32_t id : ids) {
-    FdCloser map{bpf_map_get_fd_by_id(id)};
-    if (map.fd < 0) continue;
+    const UniqueFd map(bpf_map_get_fd_by_id(id));
+    if (!map) continue;
     bpf_map_info mi{};
     uint32_t mlen = sizeof mi;
-    if (bpf_obj_get_info_by_fd(map.fd, &mi, &mlen) != 0 || std::strcmp(mi.name, kOwnerMap) != 0) continue;
+    if (bpf_obj_get_info_by_fd(map.get(), &mi, &mlen) != 0 || std::strcmp(mi.name, kOwnerMap) != 0) continue;
     uint32_t key = 0;
-    return bpf_map_lookup_elem(map.fd, &key, out) == 0;
+    return bpf_map_lookup_elem(map.get(), &key, out) == 0;
   }
   return false;
 }
@@ -136,7 +120,7 @@ SteeringProgram::SteeringProgram(const NetdevInfo& dev, const InterfaceConfig& i
     : dev_(dev), iface_(iface) {
   static std::once_flag print_once;
   std::call_once(print_once, [] { libbpf_set_print(libbpf_print); });
-  netns_fd_ = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  netns_ = open_current_netns();
 
   LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "netdaq_steer");
   obj_ = bpf_object__open_mem(netdaq_afxdp_steer_obj, netdaq_afxdp_steer_obj_end - netdaq_afxdp_steer_obj,
@@ -162,7 +146,6 @@ SteeringProgram::SteeringProgram(const NetdevInfo& dev, const InterfaceConfig& i
     attach(iface.afxdp.attach, context);
   } catch (...) {
     bpf_object__close(obj_);
-    if (netns_fd_ >= 0) close(netns_fd_);
     throw;
   }
 }
@@ -170,20 +153,13 @@ SteeringProgram::SteeringProgram(const NetdevInfo& dev, const InterfaceConfig& i
 SteeringProgram::~SteeringProgram() {
   if (attached_) {
     // The session may be destroyed by a thread in another network namespace, where our
-    // ifindex names another device: detach from a thread inside the interface's namespace.
-    struct stat st{};
-    const bool same_ns = netns_fd_ < 0 || (fstat(netns_fd_, &st) == 0 && st.st_ino == current_netns());
-    if (same_ns) {
-      detach();
-    } else {
-      std::thread([this] {
-        if (setns(netns_fd_, CLONE_NEWNET) == 0) detach();
-        else log()->warn("afxdp {}: cannot enter its network namespace to detach XDP: {}", dev_.name, errno_text(errno));
-      }).join();
-    }
+    // ifindex names another device: detach from inside the interface's namespace.
+    run_in_netns(netns_, [this](int err) {
+      if (err == 0) detach();
+      else log()->warn("afxdp {}: cannot enter its network namespace to detach XDP: {}", dev_.name, errno_text(err));
+    });
   }
   bpf_object__close(obj_);
-  if (netns_fd_ >= 0) close(netns_fd_);
 }
 
 void SteeringProgram::detach() noexcept {
@@ -230,10 +206,10 @@ void SteeringProgram::replace_stale_or_throw(const std::string& context) {
     throw Error(Errc::system, context + ": cannot query XDP on '" + dev_.name + "': " + errno_text(err));
   for (uint32_t id : {q.drv_prog_id, q.skb_prog_id, q.hw_prog_id}) {
     if (id == 0) continue;
-    FdCloser old{bpf_prog_get_fd_by_id(id)};
+    const UniqueFd old(bpf_prog_get_fd_by_id(id));
     bpf_prog_info info{};
     uint32_t len = sizeof info;
-    if (old.fd < 0 || bpf_obj_get_info_by_fd(old.fd, &info, &len) != 0)
+    if (!old || bpf_obj_get_info_by_fd(old.get(), &info, &len) != 0)
       throw Error(Errc::system, context + ": interface '" + dev_.name + "' has XDP program id " + std::to_string(id) +
                                     " attached and it cannot be inspected: " + errno_text(errno));
     const std::string where = "interface '" + dev_.name + "'";
@@ -242,7 +218,7 @@ void SteeringProgram::replace_stale_or_throw(const std::string& context) {
                                    std::to_string(id) + "), which is not netdaq's; remove it first (ip link set dev " +
                                    dev_.name + " xdp off) or use another interface");
     ndq_control owner{};
-    if (read_owner(old.fd, &owner) && owner.owner_pid != 0 && process_start(owner.owner_pid) == owner.owner_start &&
+    if (read_owner(old.get(), &owner) && owner.owner_pid != 0 && process_start(owner.owner_pid) == owner.owner_start &&
         owner.owner_start != 0)
       throw Error(Errc::state, context + ": " + where + " is in use by netdaq process " +
                                    std::to_string(owner.owner_pid) +
@@ -250,7 +226,7 @@ void SteeringProgram::replace_stale_or_throw(const std::string& context) {
                                    " (XDP program id " + std::to_string(id) + ")");
     const uint32_t mode = id == q.drv_prog_id ? XDP_FLAGS_DRV_MODE : id == q.skb_prog_id ? XDP_FLAGS_SKB_MODE
                                                                                            : XDP_FLAGS_HW_MODE;
-    LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = old.fd);
+    LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = old.get());
     if (int err = bpf_xdp_detach(dev_.ifindex, mode, &opts))
       throw Error(Errc::system, context + ": cannot remove the stale netdaq XDP program (id " + std::to_string(id) +
                                     ") from " + where + ": " + errno_text(err));

@@ -10,6 +10,7 @@
 #include "engines/afxdp/interface_info.h"
 #include "netdaq/config.h"
 #include "netdaq/stats.h"
+#include "util/unique_fd.h"
 
 struct bpf_object;
 
@@ -44,7 +45,7 @@ class SteeringProgram {
   const NetdevInfo dev_;
   const InterfaceConfig& iface_;
   bpf_object* obj_ = nullptr;
-  int netns_fd_ = -1;  // the namespace the interface lives in (ifindex is per namespace)
+  UniqueFd netns_;  // the namespace the interface lives in (ifindex is per namespace)
   int prog_fd_ = -1, rules_fd_ = -1, counts_fd_ = -1, owner_fd_ = -1, xsks_fd_ = -1;
   bool native_ = false;
   bool attached_ = false;

@@ -10,6 +10,7 @@
 
 #include "core/log.h"
 #include "netdaq/status.h"
+#include "util/errno_text.h"
 
 namespace netdaq::detail::afxdp {
 
@@ -27,7 +28,7 @@ std::string why_failed(int err, const NetdevInfo& dev, uint32_t queue, size_t um
     case EINVAL:
       if (dev.rx_queues > 0 && queue >= static_cast<uint32_t>(dev.rx_queues))
         return q + " does not exist: the NIC has " + std::to_string(dev.rx_queues) + " queues";
-      return std::strerror(err);
+      return errno_text(err);
     default:
       return privilege_or_memlock_hint(err, umem_bytes);
   }
@@ -109,7 +110,7 @@ void XskSocket::set_busy_poll(const AfxdpOptions& opts, const std::string& conte
   const int one = 1, us = static_cast<int>(opts.busy_poll_us), budget = static_cast<int>(opts.busy_poll_budget);
   auto set = [&](int opt, int value, const char* name) {
     if (setsockopt(fd, SOL_SOCKET, opt, &value, sizeof value) != 0)
-      throw Error(Errc::system, context + ": busy polling: setsockopt(" + name + ") failed: " + std::strerror(errno) +
+      throw Error(Errc::system, context + ": busy polling: setsockopt(" + name + ") failed: " + errno_text(errno) +
                                     (errno == EPERM ? " (needs CAP_NET_ADMIN)" : ""));
   };
   set(SO_PREFER_BUSY_POLL, one, "SO_PREFER_BUSY_POLL");

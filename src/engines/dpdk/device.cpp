@@ -5,19 +5,14 @@
 #include <rte_errno.h>
 #include <rte_flow.h>
 
-#include <fcntl.h>
-#include <sched.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <thread>
 
 #include "core/log.h"
 #include "engines/dpdk/eal.h"
 #include "netdaq/status.h"
+#include "util/errno_text.h"
+#include "util/netns_scope.h"
 
 namespace netdaq::detail::dpdk {
 
@@ -33,7 +28,7 @@ std::string pci_device_name(const std::string& a) {
 }
 
 Device::Device(const InterfaceConfig& iface, const std::string& context)
-    : iface_(iface), context_(context), netns_fd_(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) {
+    : iface_(iface), context_(context), netns_(open_current_netns()) {
   const std::string& a = iface.address;
   if (a.empty())
     throw Error(Errc::invalid_config, context + ": address is empty; the dpdk engine needs a PCI address "
@@ -72,25 +67,16 @@ Device::~Device() {
     if (configured_ || created_vdev_) rte_eth_dev_close(port_);
     if (created_vdev_) rte_vdev_uninit(name_.c_str());
   });
-  if (netns_fd_ >= 0) close(netns_fd_);
 }
 
 // Drivers with a kernel side (af_xdp, af_packet, tap) find their netdev by name or index in the
-// calling thread's network namespace: stop and close from a thread in the namespace the
-// device was opened in, whichever thread destroys the Session.
+// calling thread's network namespace: stop and close from inside the namespace the device
+// was opened in, whichever thread destroys the Session.
 void Device::in_own_netns(const std::function<void()>& fn) noexcept {
-  struct stat mine{}, own{};
-  if (netns_fd_ < 0 || fstat(netns_fd_, &own) != 0 || stat("/proc/thread-self/ns/net", &mine) != 0 ||
-      (mine.st_ino == own.st_ino && mine.st_dev == own.st_dev)) {
-    fn();
-    return;
-  }
-  std::thread t([&] {
-    if (setns(netns_fd_, CLONE_NEWNET) != 0)
-      log()->warn("{}: cannot enter the device's network namespace to close it: {}", context_, std::strerror(errno));
+  run_in_netns(netns_, [&](int err) {
+    if (err) log()->warn("{}: cannot enter the device's network namespace to close it: {}", context_, errno_text(err));
     fn();
   });
-  t.join();
 }
 
 int Device::socket() const noexcept {

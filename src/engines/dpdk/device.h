@@ -9,6 +9,7 @@
 #include <string>
 
 #include "netdaq/config.h"
+#include "util/unique_fd.h"
 
 namespace netdaq::detail::dpdk {
 
@@ -59,7 +60,7 @@ class Device {
   bool started_ = false;
   bool tx_checksum_ = false;
   bool split_ = false;
-  int netns_fd_ = -1;       // the network namespace the device was opened in
+  UniqueFd netns_;          // the network namespace the device was opened in
   uint16_t unused_tx_ = 0;  // tx queues added for drivers that pair them with rx queues
   rte_eth_dev_info info_{};
   

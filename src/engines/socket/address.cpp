@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "netdaq/status.h"
+#include "util/errno_text.h"
 
 namespace netdaq::detail::socket_engine {
 
@@ -65,7 +66,7 @@ SockAddr resolve(const Endpoint& ep, bool passive, const std::string& context) {
   const std::string port = std::to_string(ep.port);
   const int rc = getaddrinfo(ep.host.c_str(), port.c_str(), &hints, &res);
   if (rc != 0 || !res) {
-    const std::string reason = rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc);
+    const std::string reason = rc == EAI_SYSTEM ? errno_text(errno) : gai_strerror(rc);
     if (res) freeaddrinfo(res);
     throw Error(Errc::not_found, context + ": cannot resolve host '" + ep.host + "' of " + ep.to_string() + ": " +
                                      reason + " (use an IP literal or a name this host can resolve)");

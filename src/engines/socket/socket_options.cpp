@@ -8,64 +8,21 @@
 #include <linux/sock_diag.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "core/log.h"
-#include "core/pacer.h"
+#include "util/errno_text.h"
 
 namespace netdaq::detail::socket_engine {
-
-Fd& Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) {
-    reset(o.fd_);
-    o.fd_ = -1;
-  }
-  return *this;
-}
-
-void Fd::reset(int fd) noexcept {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
-std::string errno_name(int err) {
-  switch (err) {
-#define NETDAQ_ERRNO_CASE(e) \
-  case e: return #e;
-    NETDAQ_ERRNO_CASE(EADDRINUSE)
-    NETDAQ_ERRNO_CASE(EADDRNOTAVAIL)
-    NETDAQ_ERRNO_CASE(EACCES)
-    NETDAQ_ERRNO_CASE(EPERM)
-    NETDAQ_ERRNO_CASE(ENODEV)
-    NETDAQ_ERRNO_CASE(ENOBUFS)
-    NETDAQ_ERRNO_CASE(ENOMEM)
-    NETDAQ_ERRNO_CASE(EINVAL)
-    NETDAQ_ERRNO_CASE(ENOPROTOOPT)
-    NETDAQ_ERRNO_CASE(EAFNOSUPPORT)
-    NETDAQ_ERRNO_CASE(ENETUNREACH)
-    NETDAQ_ERRNO_CASE(EHOSTUNREACH)
-    NETDAQ_ERRNO_CASE(ECONNREFUSED)
-    NETDAQ_ERRNO_CASE(ECONNRESET)
-    NETDAQ_ERRNO_CASE(EPIPE)
-    NETDAQ_ERRNO_CASE(EMSGSIZE)
-    NETDAQ_ERRNO_CASE(ETIMEDOUT)
-    NETDAQ_ERRNO_CASE(EMFILE)
-    NETDAQ_ERRNO_CASE(ENFILE)
-    NETDAQ_ERRNO_CASE(EIO)
-#undef NETDAQ_ERRNO_CASE
-    default: return "errno " + std::to_string(err);
-  }
-}
 
 std::string queue_context(const std::string& iface, const std::string& queue, bool rx) {
   return "interface '" + iface + "' " + (rx ? "rx" : "tx") + " queue '" + queue + "'";
 }
 
 void throw_os(Errc code, const std::string& context, const std::string& what, int err, const std::string& hint) {
-  throw Error(code, context + ": " + what + ": " + std::strerror(err) + " (" + errno_name(err) + ")" + hint);
+  throw Error(code, context + ": " + what + ": " + errno_text(err) + " (" + errno_name(err) + ")" + hint);
 }
 
-Fd open_socket(int family, int type, int protocol, const std::string& context) {
+UniqueFd open_socket(int family, int type, int protocol, const std::string& context) {
   const int fd = ::socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
   if (fd < 0) {
     const int err = errno;
@@ -75,7 +32,7 @@ Fd open_socket(int family, int type, int protocol, const std::string& context) {
     throw_os(err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM ? Errc::resource : Errc::system,
              context, family == AF_INET6 ? "cannot create an IPv6 socket" : "cannot create a socket", err, hint);
   }
-  return Fd(fd);
+  return UniqueFd(fd);
 }
 
 int set_int(int fd, int level, int name, int value) noexcept {
@@ -198,7 +155,7 @@ void bind_or_throw(int fd, const SockAddr& addr, const std::string& url, const s
 }
 
 void check_address_free(const SockAddr& addr, int type, const std::string& url, const std::string& context) {
-  Fd probe = open_socket(addr.family(), type, 0, context);
+  UniqueFd probe = open_socket(addr.family(), type, 0, context);
   // TCP: ignore connections in TIME_WAIT (the real listener sets SO_REUSEADDR too).
   if (type == SOCK_STREAM) set_int(probe.get(), SOL_SOCKET, SO_REUSEADDR, 1);
   if (::bind(probe.get(), addr.get(), addr.len) != 0) throw_bind_error(errno, addr, url, context);
@@ -211,30 +168,16 @@ int64_t socket_drops(int fd) noexcept {
   return mem[SK_MEMINFO_DROPS];
 }
 
-bool RateLimitedLog::should_log(uint64_t* suppressed) noexcept {
-  const uint64_t now = monotonic_ns();
-  uint64_t next = next_ns_.load(std::memory_order_relaxed);
-  if (now >= next && next_ns_.compare_exchange_strong(next, now + interval_ns_, std::memory_order_relaxed)) {
-    *suppressed = suppressed_.exchange(0, std::memory_order_relaxed);
-    return true;
-  }
-  suppressed_.fetch_add(1, std::memory_order_relaxed);
-  return false;
-}
-
 void log_os_error(RateLimitedLog& limiter, QueueCounters* counters, const std::string& queue, const char* what,
                   int err) noexcept {
   QueueCounters::add(counters->errors, 1);
-  uint64_t suppressed = 0;
-  if (!limiter.should_log(&suppressed)) return;
-  try {
+  limiter.log([&](uint64_t suppressed) {
     if (suppressed)
-      log()->error("{}: {}: {} ({}) [{} similar errors suppressed]", queue, what, std::strerror(err),
-                   errno_name(err), suppressed);
+      log()->error("{}: {}: {} ({}) [{} similar errors suppressed]", queue, what, errno_text(err), errno_name(err),
+                   suppressed);
     else
-      log()->error("{}: {}: {} ({})", queue, what, std::strerror(err), errno_name(err));
-  } catch (...) {
-  }
+      log()->error("{}: {}: {} ({})", queue, what, errno_text(err), errno_name(err));
+  });
 }
 
 }  // namespace netdaq::detail::socket_engine

@@ -1,8 +1,7 @@
-// Socket engine: file descriptors, setsockopt helpers that throw clear setup errors, and the
+// Socket engine: sockets, setsockopt helpers that throw clear setup errors, and the
 // rate-limited error log of the hot path.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -10,26 +9,10 @@
 #include "engines/socket/address.h"
 #include "netdaq/config.h"
 #include "netdaq/status.h"
+#include "util/rate_limited_log.h"
+#include "util/unique_fd.h"
 
 namespace netdaq::detail::socket_engine {
-
-// Owns a file descriptor.
-class Fd {
- public:
-  Fd() noexcept = default;
-  explicit Fd(int fd) noexcept : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const noexcept { return fd_; }
-  explicit operator bool() const noexcept { return fd_ >= 0; }
-  void reset(int fd = -1) noexcept;
-
- private:
-  int fd_ = -1;
-};
 
 // What a setup error message starts with: "interface 'x' rx queue 'x/rx0'".
 std::string queue_context(const std::string& iface, const std::string& queue, bool rx);
@@ -39,7 +22,7 @@ std::string queue_context(const std::string& iface, const std::string& queue, bo
                            const std::string& hint = "");
 
 // A non-blocking, close-on-exec socket. Throws on failure.
-Fd open_socket(int family, int type, int protocol, const std::string& context);
+UniqueFd open_socket(int family, int type, int protocol, const std::string& context);
 
 // setsockopt of an int; returns 0 or the errno.
 int set_int(int fd, int level, int name, int value) noexcept;
@@ -74,26 +57,9 @@ void check_address_free(const SockAddr& addr, int type, const std::string& url, 
 // The kernel's drop counter of a socket (SO_MEMINFO, SK_MEMINFO_DROPS); -1 if unavailable.
 int64_t socket_drops(int fd) noexcept;
 
-// Error log of the hot path: at most one line per interval, saying how many were
-// suppressed in between. Counts every call in counters->errors.
-class RateLimitedLog {
- public:
-  explicit RateLimitedLog(uint64_t interval_ns = 1'000'000'000) noexcept : interval_ns_(interval_ns) {}
-  // True when this occurrence should be logged; *suppressed = occurrences not logged since
-  // the last logged one.
-  bool should_log(uint64_t* suppressed) noexcept;
-
- private:
-  uint64_t interval_ns_;
-  std::atomic<uint64_t> next_ns_{0};
-  std::atomic<uint64_t> suppressed_{0};
-};
-
-// Logs "<queue>: <what>: <strerror>" at error level through `limiter` and counts it.
+// Logs "<queue>: <what>: <strerror> (<ERRNAME>)" at error level through `limiter` (at most
+// one line per interval, saying how many were suppressed) and counts it in counters->errors.
 void log_os_error(RateLimitedLog& limiter, QueueCounters* counters, const std::string& queue, const char* what,
                   int err) noexcept;
-
-// Symbolic errno name ("EADDRINUSE"), or the number.
-std::string errno_name(int err);
 
 }  // namespace netdaq::detail::socket_engine

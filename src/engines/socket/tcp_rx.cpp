@@ -50,18 +50,13 @@ uint32_t load_be32(const std::byte* p) noexcept {
 
 class TcpRx final : public RxPort {
  public:
-  TcpRx(const QueueResources& q, Fd listener, Fd epoll, uint32_t limit)
+  TcpRx(const QueueResources& q, UniqueFd listener, UniqueFd epoll, uint32_t limit)
       : q_(q),
         listen_(std::move(listener)),
         ep_(std::move(epoll)),
         limit_(limit),
         stage_size_(std::max<uint32_t>(kMinStaging, ((limit + 4 + 4095) / 4096) * 4096)),
         conns_(kMaxConnections) {}
-
-  ~TcpRx() override {
-    for (auto& c : conns_)
-      if (c.fd >= 0) ::close(c.fd);
-  }
 
   uint32_t receive(Packet* pkts, uint32_t max, uint64_t& bytes) noexcept override {
     const uint32_t n = receive_packets(pkts, max);
@@ -75,7 +70,7 @@ class TcpRx final : public RxPort {
     // Complete messages left in staging by an earlier call (full burst, empty pool).
     if (pending_) {
       for (uint32_t i = 0; i < kMaxConnections && o.out < o.max; ++i)
-        if (conns_[i].fd >= 0 && conns_[i].pending) service(conns_[i], o, false);
+        if (conns_[i].fd && conns_[i].pending) service(conns_[i], o, false);
     }
     if (o.out < o.max) {
       const int n = ::epoll_wait(ep_.get(), events_, kMaxEvents, 0);
@@ -83,7 +78,7 @@ class TcpRx final : public RxPort {
         const uint32_t tag = events_[e].data.u32;
         if (tag == kListenTag)
           accept_new();
-        else if (tag < kMaxConnections && conns_[tag].fd >= 0)
+        else if (tag < kMaxConnections && conns_[tag].fd)
           service(conns_[tag], o, true);
       }
       if (n < 0 && errno != EINTR) log_os_error(errlog_, q_.counters, q_.name, "epoll_wait failed", errno);
@@ -96,7 +91,7 @@ class TcpRx final : public RxPort {
 
  private:
   struct Conn {
-    int fd = -1;
+    UniqueFd fd;                       // closed with the slot, or when the peer goes
     std::unique_ptr<std::byte[]> buf;  // stage_size_ bytes, kept for the slot's next peer
     uint32_t rd = 0, wr = 0;           // unread stream bytes are buf[rd, wr)
     uint32_t need = 4;                 // bytes from rd that the next step needs
@@ -134,7 +129,7 @@ class TcpRx final : public RxPort {
       }
       if (!read || reads++ >= kReadsPerEvent) return;
       make_room(c);
-      const ssize_t r = ::recv(c.fd, c.buf.get() + c.wr, stage_size_ - c.wr, MSG_DONTWAIT);
+      const ssize_t r = ::recv(c.fd.get(), c.buf.get() + c.wr, stage_size_ - c.wr, MSG_DONTWAIT);
       if (r > 0) {
         c.wr += static_cast<uint32_t>(r);
       } else if (r == 0) {
@@ -214,10 +209,9 @@ class TcpRx final : public RxPort {
   }
 
   void close_conn(Conn& c) noexcept {
-    ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, c.fd, nullptr);
-    ::close(c.fd);
+    ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, c.fd.get(), nullptr);
+    c.fd.reset();
     set_pending(c, false);
-    c.fd = -1;
     c.rd = c.wr = 0;
     c.need = 4;
     c.skip = 0;
@@ -226,16 +220,15 @@ class TcpRx final : public RxPort {
 
   void accept_new() noexcept {
     for (int k = 0; k < 16; ++k) {
-      const int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) {
+      UniqueFd fd(::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+      if (!fd) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
           log_os_error(errlog_, q_.counters, q_.name, "accept failed", errno);
         return;
       }
       uint32_t slot = 0;
-      while (slot < kMaxConnections && conns_[slot].fd >= 0) ++slot;
+      while (slot < kMaxConnections && conns_[slot].fd) ++slot;
       if (slot == kMaxConnections) {
-        ::close(fd);
         log_os_error(errlog_, q_.counters, q_.name, "TCP connection refused: too many peers on this queue", EMFILE);
         continue;
       }
@@ -243,7 +236,6 @@ class TcpRx final : public RxPort {
       if (!c.buf) {  // once per slot, when a peer connects: not per message
         c.buf.reset(new (std::nothrow) std::byte[stage_size_]);
         if (!c.buf) {
-          ::close(fd);
           log_os_error(errlog_, q_.counters, q_.name, "no memory for a TCP connection's staging buffer", ENOMEM);
           continue;
         }
@@ -251,19 +243,18 @@ class TcpRx final : public RxPort {
       epoll_event ev{};
       ev.events = EPOLLIN | EPOLLRDHUP;
       ev.data.u32 = slot;
-      if (::epoll_ctl(ep_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+      if (::epoll_ctl(ep_.get(), EPOLL_CTL_ADD, fd.get(), &ev) != 0) {
         log_os_error(errlog_, q_.counters, q_.name, "epoll_ctl failed", errno);
-        ::close(fd);
         continue;
       }
-      c.fd = fd;
+      c.fd = std::move(fd);
       QueueCounters::add(q_.counters->connections, 1);
     }
   }
 
   QueueResources q_;
-  Fd listen_;
-  Fd ep_;
+  UniqueFd listen_;
+  UniqueFd ep_;
   const uint32_t limit_;
   const uint32_t stage_size_;
   std::vector<Conn> conns_;
@@ -287,7 +278,7 @@ std::unique_ptr<RxPort> open_tcp_rx(const QueueResources& q, SockAddr& addr, con
                 context, opt.tcp_max_message, capacity);
     limit = capacity;
   }
-  Fd fd = open_socket(addr.family(), SOCK_STREAM, IPPROTO_TCP, context);
+  UniqueFd fd = open_socket(addr.family(), SOCK_STREAM, IPPROTO_TCP, context);
   const int s = fd.get();
   set_int_or_throw(s, SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR", context);
   set_int_or_throw(s, SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT", context);
@@ -297,7 +288,7 @@ std::unique_ptr<RxPort> open_tcp_rx(const QueueResources& q, SockAddr& addr, con
   if (::listen(s, 128) != 0) throw_os(Errc::system, context, "cannot listen on " + url, errno);
   if (addr.port() == 0) addr.set_port(local_address(s).port());
 
-  Fd ep(::epoll_create1(EPOLL_CLOEXEC));
+  UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
   if (!ep) throw_os(Errc::resource, context, "epoll_create1", errno);
   epoll_event ev{};
   ev.events = EPOLLIN;

@@ -38,7 +38,7 @@ constexpr uint64_t kLivenessCheckNs = 1'000'000;       // look for a peer's FIN 
 
 class TcpTx final : public TxPort {
  public:
-  TcpTx(const QueueResources& q, Fd fd, const SockAddr& dest, std::string url)
+  TcpTx(const QueueResources& q, UniqueFd fd, const SockAddr& dest, std::string url)
       : q_(q),
         fd_(std::move(fd)),
         dest_(dest),
@@ -202,7 +202,7 @@ class TcpTx final : public TxPort {
   }
 
   QueueResources q_;
-  Fd fd_;
+  UniqueFd fd_;
   const SockAddr dest_;
   const std::string url_;
   const std::string lost_what_;
@@ -226,7 +226,7 @@ class TcpTx final : public TxPort {
 std::unique_ptr<TxPort> open_tcp_tx(const QueueResources& q, const SockAddr& dest, const std::string& url,
                                     const std::string& context) {
   const SocketOptions& opt = q.iface->socket;
-  Fd fd = open_socket(dest.family(), SOCK_STREAM, IPPROTO_TCP, context);
+  UniqueFd fd = open_socket(dest.family(), SOCK_STREAM, IPPROTO_TCP, context);
   const int s = fd.get();
   set_int_or_throw(s, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY", context);  // bursts are batched already
   set_buffer_size(s, false, opt.sndbuf, context);

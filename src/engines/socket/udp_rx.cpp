@@ -34,6 +34,7 @@
 #include "core/log.h"
 #include "engines/socket/ports.h"
 #include "engines/socket/socket_options.h"
+#include "util/errno_text.h"
 
 #ifndef UDP_GRO
 #define UDP_GRO 104
@@ -76,7 +77,7 @@ constexpr size_t kCtrlSize = 64;         // SO_RXQ_OVFL + UDP_GRO cmsgs, with ro
 
 class UdpRx final : public RxPort {
  public:
-  UdpRx(const QueueResources& q, Fd fd, bool gro)
+  UdpRx(const QueueResources& q, UniqueFd fd, bool gro)
       : q_(q),
         fd_(std::move(fd)),
         gro_(gro),
@@ -282,7 +283,7 @@ class UdpRx final : public RxPort {
   }
 
   QueueResources q_;
-  Fd fd_;
+  UniqueFd fd_;
   const bool gro_;
   const uint32_t slots_;
   const unsigned nseg_;
@@ -311,7 +312,7 @@ class UdpRx final : public RxPort {
 std::unique_ptr<RxPort> open_udp_rx(const QueueResources& q, SockAddr& addr, const std::string& url,
                                     const std::string& context) {
   const SocketOptions& opt = q.iface->socket;
-  Fd fd = open_socket(addr.family(), SOCK_DGRAM, IPPROTO_UDP, context);
+  UniqueFd fd = open_socket(addr.family(), SOCK_DGRAM, IPPROTO_UDP, context);
   const int s = fd.get();
   set_int_or_throw(s, SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT", context);
   const bool multicast = addr.is_multicast();
@@ -319,13 +320,13 @@ std::unique_ptr<RxPort> open_udp_rx(const QueueResources& q, SockAddr& addr, con
   set_buffer_size(s, true, opt.rcvbuf, context);
   if (const int err = set_int(s, SOL_SOCKET, SO_RXQ_OVFL, 1))
     log()->debug("{}: SO_RXQ_OVFL unavailable ({}); kernel drops come from SO_MEMINFO only", context,
-                 std::strerror(err));
+                 errno_text(err));
   set_busy_poll(s, opt.busy_poll_us, context);
   bool gro = false;
   if (opt.gro) {
     if (const int err = set_int(s, SOL_UDP, UDP_GRO, 1))
       log()->debug("{}: UDP GRO not available on this kernel ({}); receiving datagram by datagram", context,
-                   std::strerror(err));
+                   errno_text(err));
     else
       gro = true;
   }

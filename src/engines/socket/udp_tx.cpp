@@ -26,6 +26,7 @@
 #include "core/log.h"
 #include "engines/socket/ports.h"
 #include "engines/socket/socket_options.h"
+#include "util/errno_text.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
@@ -41,7 +42,7 @@ constexpr size_t kCtrlSize = CMSG_SPACE(sizeof(uint16_t));
 
 class UdpTx final : public TxPort {
  public:
-  UdpTx(const QueueResources& q, Fd fd, bool gso, uint32_t gso_max_size, std::string dest)
+  UdpTx(const QueueResources& q, UniqueFd fd, bool gso, uint32_t gso_max_size, std::string dest)
       : q_(q),
         fd_(std::move(fd)),
         gso_(gso),
@@ -149,11 +150,11 @@ class UdpTx final : public TxPort {
     gso_ = false;
     QueueCounters::add(q_.counters->errors, 1);
     log()->warn("{}: UDP GSO refused by the kernel or the path to {} ({}: {}); sending without GSO", q_.name, dest_,
-                errno_name(err), std::strerror(err));
+                errno_name(err), errno_text(err));
   }
 
   QueueResources q_;
-  Fd fd_;
+  UniqueFd fd_;
   bool gso_;
   uint32_t gso_segments_ = kGsoSegmentsNew;
   const uint32_t gso_max_size_;  // largest segment the path MTU allows
@@ -182,7 +183,7 @@ uint32_t path_mtu(int fd, int family) {
 std::unique_ptr<TxPort> open_udp_tx(const QueueResources& q, const SockAddr& dest, const std::string& url,
                                     const std::string& context) {
   const SocketOptions& opt = q.iface->socket;
-  Fd fd = open_socket(dest.family(), SOCK_DGRAM, IPPROTO_UDP, context);
+  UniqueFd fd = open_socket(dest.family(), SOCK_DGRAM, IPPROTO_UDP, context);
   const int s = fd.get();
   set_buffer_size(s, false, opt.sndbuf, context);
   if (dest.is_multicast()) set_multicast_interface(s, dest.family(), opt.multicast_interface, context);
@@ -197,7 +198,7 @@ std::unique_ptr<TxPort> open_udp_tx(const QueueResources& q, const SockAddr& des
   if (opt.gso) {
     if (const int err = set_int(s, SOL_UDP, UDP_SEGMENT, 0))
       log()->debug("{}: UDP GSO not available on this kernel ({}); sending datagram by datagram", context,
-                   std::strerror(err));
+                   errno_text(err));
     else
       gso = true;
   }
