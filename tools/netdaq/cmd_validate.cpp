@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "errors.h"
 #include "netdaq/netdaq.h"
 
 namespace netdaq::cli {
@@ -23,12 +24,7 @@ int validate_files(const ValidateOptions& o) {
       if (!o.quiet) std::printf("%s: OK\n", f.c_str());
     } catch (const ConfigError& e) {
       rc = kExitError;
-      for (const auto& issue : e.issues()) {
-        std::string line = issue.to_string();
-        // Issues found before a location was known still name the file.
-        if (issue.where.file.empty() || issue.where.file == "<c++>") line = f + ": " + line;
-        std::printf("%s\n", line.c_str());
-      }
+      print_config_error(e, stdout, {}, f);  // issues found before a location was known still name the file
     } catch (const std::exception& e) {
       rc = kExitError;
       std::printf("%s: error: %s\n", f.c_str(), e.what());

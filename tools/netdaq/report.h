@@ -1,5 +1,5 @@
-// Human output of run/bench: the periodic live line, the summary tables, and the JSON form
-// of a TrafficResult.
+// Human and JSON output of a TrafficResult (run/bench): the periodic live line
+// (live_line.cpp), the summary tables (summary_text.cpp) and the JSON form (result_json.cpp).
 #pragma once
 
 #include <cstdio>
@@ -7,18 +7,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "format.h"
 #include "traffic.h"
 
 namespace netdaq::cli {
 
-std::string format_rate(double pps);     // "84.9 kpps"
-std::string format_count(uint64_t n);    // "1,234,567"
 void print_live(std::FILE* out, const LiveSample& s, bool has_rx, bool has_tx);
 void print_summary(std::FILE* out, const TrafficResult& r);
-// Members "queues", "streams" and "totals" of the current object.
+// Members "seconds", "interrupted", "queues", "flows", "streams" and "totals" of the current object.
 void write_result_json(nlohmann::ordered_json& j, const TrafficResult& r);
 nlohmann::ordered_json drops_json(const QueueStats& s);
 nlohmann::ordered_json latency_json(const LatencyHistogram& l);
-bool write_file(const std::string& path, const std::string& text);  // "-" = stdout
 
 }  // namespace netdaq::cli

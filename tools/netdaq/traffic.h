@@ -3,30 +3,16 @@
 // controller (the calling thread) that stops them, prints live samples and collects results.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <functional>
-#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "latency_histogram.h"
 #include "netdaq/netdaq.h"
 
 namespace netdaq::cli {
-
-// Log-linear latency histogram (16 sub-buckets per power of two: ~6% resolution).
-struct LatencyHistogram {
-  static constexpr unsigned kSub = 16;
-  std::array<uint64_t, 64 * kSub> counts{};
-  uint64_t n = 0;
-  uint64_t sum = 0;
-  uint64_t min = std::numeric_limits<uint64_t>::max();
-  uint64_t max = 0;
-
-  void add(uint64_t ns) noexcept;
-  void merge(const LatencyHistogram& o) noexcept;
-  uint64_t percentile(double p) const noexcept;  // p in [0, 100]; 0 when empty
-};
 
 struct StreamResult {
   std::string rx_queue;     // "-" when no RX queue saw the stream
@@ -100,6 +86,8 @@ struct TrafficResult {
   uint64_t total_lost() const noexcept;
   uint64_t total_drops() const noexcept;      // all reasons except tx_full (retried)
   uint64_t total_malformed() const noexcept;  // incl. foreign packets
+  // First to last packet of the queue those stats are of (0 when unknown).
+  double seconds_of(const QueueStats& s) const noexcept;
 };
 
 using LiveCallback = std::function<void(const LiveSample&)>;
@@ -107,9 +95,18 @@ using LiveCallback = std::function<void(const LiveSample&)>;
 // Runs senders on every TX queue and receivers on every RX queue of the session until the
 // senders are done (count or duration) and the drain is over, or Ctrl-C. With no TX queue
 // the receivers stop at rx_expected, idle_timeout_s, duration_s or Ctrl-C.
+// Stages: traffic_plan (checks, which threads), sender / receiver (the threads), traffic_stop
+// and live_sampler (the controller), traffic_results (what they counted).
 TrafficResult run_traffic(Session& session, const TrafficOptions& opt, const LiveCallback& live);
 
-// Pins the calling thread to cpu (>= 0); returns false on failure.
-bool pin_thread(int cpu) noexcept;
+// run_traffic for a subcommand: a failure is printed as "<command>: <what>" on stderr and
+// gives nullopt.
+std::optional<TrafficResult> run_traffic_or_print_error(Session& session, const TrafficOptions& opt,
+                                                        const LiveCallback& live, const char* command);
+
+// The drops of a queue that count as lost: every reason except tx_full (the senders retry).
+inline uint64_t drops_except_tx_full(const QueueStats& s) noexcept {
+  return s.total_drops() - s.drop(DropReason::tx_full);
+}
 
 }  // namespace netdaq::cli

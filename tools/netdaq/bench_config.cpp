@@ -1,0 +1,109 @@
+// The config of `netdaq bench`'s session: socket interfaces "bench-rx" and "bench-tx" with
+// --queues queues each, a memory region per queue sized for the batch.
+#include <algorithm>
+
+#include "bench_plan.h"
+
+namespace netdaq::cli {
+
+namespace {
+
+std::string with_scheme(const std::string& a, const std::string& proto) {
+  if (a.find("://") != std::string::npos) return a;
+  return proto + "://" + a;
+}
+
+// Pools: the buffers cycle through a FIFO, so a pool no larger than the bursts in flight
+// keeps them warm in cache (the copy into a buffer, the check of it and the next receive
+// into it hit L2). Direct mode holds one burst in the application and one being received;
+// worker mode holds a ring of bursts, deep enough to ride out the consumer thread losing
+// its CPU for a while (64 bursts). Pools get 2x what the queue holds (worker: one spare
+// burst).
+struct QueueLayout {
+  uint32_t buf_size;  // one payload, rounded up to a cache line
+  uint32_t batch;
+  PollMode rx_mode;
+  uint32_t rx_depth, tx_depth;
+  uint32_t rx_bufs, tx_bufs;
+};
+
+QueueLayout queue_layout(const BenchOptions& o) {
+  QueueLayout l;
+  l.buf_size = std::max<uint32_t>(64, (o.size + 63) / 64 * 64);
+  l.batch = o.batch;
+  l.rx_mode = o.mode == "worker" ? PollMode::worker : PollMode::direct;
+  l.rx_depth = l.rx_mode == PollMode::worker ? 64 : 2;
+  l.tx_depth = 2;
+  l.rx_bufs = o.num_bufs ? o.num_bufs
+                         : (l.rx_mode == PollMode::worker ? (l.rx_depth + 2) * l.batch : 2 * (l.rx_depth + 1) * l.batch);
+  l.tx_bufs = o.num_bufs ? o.num_bufs : 2 * l.tx_depth * l.batch;
+  return l;
+}
+
+// One region per queue, so each queue's buffers stay warm in its own pool.
+void add_queue(Config& c, std::vector<QueueConfig>& queues, const QueueLayout& l, const std::string& region,
+               uint32_t num_bufs, uint32_t depth, PollMode mode, int cpu) {
+  MemoryRegionConfig r;
+  r.name = region;
+  r.buf_size = l.buf_size;
+  r.num_bufs = num_bufs;
+  c.memory_regions.push_back(r);
+  QueueConfig q;
+  q.id = static_cast<uint16_t>(queues.size());
+  q.mode = mode;
+  q.batch_size = l.batch;
+  q.timeout_us = 100;
+  q.ring_depth = depth;
+  q.memory_regions = {region};
+  if (mode == PollMode::worker) q.cpu_core = cpu;
+  queues.push_back(q);
+}
+
+SocketOptions socket_options(const BenchOptions& o) {
+  SocketOptions so;
+  so.gro = !o.no_gro;
+  so.gso = !o.no_gso;
+  so.rcvbuf = o.rcvbuf;
+  so.sndbuf = o.sndbuf;
+  return so;
+}
+
+InterfaceConfig rx_interface(Config& c, const BenchOptions& o, const QueueLayout& l) {
+  InterfaceConfig rx;
+  rx.name = "bench-rx";
+  rx.engine = kSocketEngine;
+  rx.address = with_scheme(o.address, o.protocol);
+  rx.options.get<SocketOptions>() = socket_options(o);
+  for (uint32_t i = 0; i < o.queues; ++i)
+    add_queue(c, rx.rx.queues, l, "rx" + std::to_string(i), l.rx_bufs, l.rx_depth, l.rx_mode,
+              i < o.rx_cpu.size() ? o.rx_cpu[i] : -1);
+  return rx;
+}
+
+InterfaceConfig tx_interface(Config& c, const BenchOptions& o, const QueueLayout& l) {
+  InterfaceConfig tx;
+  tx.name = "bench-tx";
+  tx.engine = kSocketEngine;
+  tx.tx.destination = with_scheme(o.destination.empty() ? o.address : o.destination, o.protocol);
+  tx.tx.rate_mbps = o.rate_mbps / o.queues;  // the pacer is per queue
+  tx.tx.rate_pps = o.rate_pps / o.queues;
+  tx.options.get<SocketOptions>() = socket_options(o);
+  for (uint32_t i = 0; i < o.queues; ++i)
+    add_queue(c, tx.tx.queues, l, "tx" + std::to_string(i), l.tx_bufs, l.tx_depth, PollMode::direct, -1);
+  return tx;
+}
+
+}  // namespace
+
+Config bench_config(const BenchOptions& o) {
+  Config c;
+  c.source = "<netdaq bench>";
+  c.log.level = "warn";
+  c.run.tx_payload_size = o.size;
+  const QueueLayout l = queue_layout(o);
+  if (o.has_rx()) c.interfaces.push_back(rx_interface(c, o, l));
+  if (o.has_tx()) c.interfaces.push_back(tx_interface(c, o, l));
+  return c;
+}
+
+}  // namespace netdaq::cli

@@ -1,0 +1,49 @@
+// `netdaq bench`, stage 1, the plan: its options checked and completed (batch, thread CPUs),
+// the config of the session it opens (bench_config.cpp) and the traffic options.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "netdaq/netdaq.h"
+#include "traffic.h"
+
+namespace netdaq::cli {
+
+struct BenchOptions {
+  std::string protocol = "udp";
+  uint32_t size = 1472;
+  std::optional<double> duration;
+  uint64_t count = 0;
+  double rate_mbps = 0, rate_pps = 0;
+  uint32_t queues = 1;
+  std::string address = "127.0.0.1:47000";
+  std::string destination;
+  bool rx_only = false, tx_only = false;
+  std::string mode = "direct";
+  uint32_t batch = 0;  // 0: from the size (a burst of at most 1 MiB, 16..256 packets)
+  bool json = false;
+  bool quiet = false;
+  bool no_verify = false;
+  double idle_timeout = 2;
+  uint32_t drain_ms = 500;
+  uint32_t rcvbuf = 64u << 20, sndbuf = 8u << 20;
+  bool no_gso = false, no_gro = false;
+  std::vector<int> tx_cpu, rx_cpu;
+  bool no_pin = false;
+  uint32_t num_bufs = 0;
+
+  bool has_rx() const noexcept { return !tx_only; }
+  bool has_tx() const noexcept { return !rx_only; }
+};
+
+// False (and why, on stderr) when the options contradict each other.
+bool check_bench_options(const BenchOptions& o);
+// Fills in what the options left to the bench: the queue count, the batch, the thread CPUs.
+void complete_bench_options(BenchOptions& o);
+// The session's config: a socket interface for rx and one for tx (bench_config.cpp).
+Config bench_config(const BenchOptions& o);
+TrafficOptions bench_traffic_options(const BenchOptions& o);
+
+}  // namespace netdaq::cli

@@ -1,0 +1,62 @@
+#include "run_plan.h"
+
+#include "cli.h"
+#include "errors.h"
+#include "signals.h"
+
+namespace netdaq::cli {
+
+namespace {
+
+Config load_config(const RunOptions& o) {
+  Config cfg = o.config.empty() ? Config::parse(default_config_text(), default_config_name()) : Config::load(o.config);
+  if (o.duration) cfg.run.duration_s = *o.duration;
+  if (o.packets) cfg.run.tx_packets = *o.packets;
+  return cfg;
+}
+
+// The session, and the GPU data plane: a frame pipeline for each rx.reorder entry, fed by its
+// queue's receiver (rx queue i -> traffic.rx_pipelines[i], null for none).
+void open_session(RunPlan& p, Config cfg) {
+  p.session = std::make_unique<Session>(std::move(cfg));
+  for (RxQueue* q : p.session->rx_queues()) {
+    p.traffic.rx_pipelines.push_back(nullptr);
+    const InterfaceConfig* iface = p.session->config().find_interface(q->interface());
+    for (const auto& g : iface->rx.reorder) {
+      if (g.queue != q->config().id) continue;
+      p.pipelines.push_back(std::make_unique<gpu::FramePipeline>(*p.session, iface->name, g));
+      p.traffic.rx_pipelines.back() = p.pipelines.back().get();
+    }
+  }
+}
+
+void set_traffic_options(RunPlan& p, const RunOptions& o) {
+  const auto& rc = p.session->config().run;
+  TrafficOptions& t = p.traffic;
+  t.payload_size = rc.tx_payload_size;
+  t.expected_size = p.ntx ? rc.tx_payload_size : 0;
+  t.tx_counts.assign(p.ntx, rc.tx_packets);
+  // With a packet count the senders stop at the count; --duration still bounds them.
+  t.duration_s = rc.tx_packets && !o.duration ? 0 : rc.duration_s;
+  t.drain_ms = rc.drain_ms;
+  t.stats_interval_ms = rc.stats_interval_ms;
+  t.verify = !o.no_verify;
+}
+
+}  // namespace
+
+std::optional<RunPlan> plan_run(const RunOptions& o) {
+  RunPlan p;
+  p.out = o.json == "-" ? stderr : stdout;
+  const std::string name = o.config.empty() ? default_config_name() : o.config;
+  Config cfg;
+  if (!setup_step([&] { cfg = load_config(o); }, "netdaq run: " + name + ": ")) return std::nullopt;
+  install_stop_signals();
+  if (!setup_step([&] { open_session(p, std::move(cfg)); }, "netdaq run: ")) return std::nullopt;
+  p.ntx = p.session->tx_queues().size();
+  p.nrx = p.session->rx_queues().size();
+  set_traffic_options(p, o);
+  return p;
+}
+
+}  // namespace netdaq::cli

@@ -1,0 +1,40 @@
+// `netdaq run`, stage 1, the plan: the config (file or built-in, with the command line's
+// overrides), the session, a GPU frame pipeline for each rx.reorder entry, and the traffic
+// options for run_traffic.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "netdaq/netdaq.h"
+#include "traffic.h"
+
+namespace netdaq::cli {
+
+struct RunOptions {
+  std::string config;
+  std::optional<double> duration;
+  std::optional<uint64_t> packets;
+  std::string json;
+  bool expect_no_loss = false;
+  bool print_config = false;
+  bool quiet = false;
+  bool no_verify = false;
+};
+
+struct RunPlan {
+  std::FILE* out = stdout;  // the text; stderr when the JSON goes to stdout
+  std::unique_ptr<Session> session;
+  // Declared after the session: destroyed before it.
+  std::vector<std::unique_ptr<gpu::FramePipeline>> pipelines;
+  TrafficOptions traffic;
+  size_t ntx = 0, nrx = 0;
+};
+
+// nullopt when the config or the session failed (printed on stderr).
+std::optional<RunPlan> plan_run(const RunOptions& o);
+
+}  // namespace netdaq::cli

@@ -1,0 +1,64 @@
+#include "run_report.h"
+
+#include "cli.h"
+#include "gpu_report.h"
+#include "report.h"
+
+namespace netdaq::cli {
+
+namespace {
+
+uint64_t packets_sent(const TrafficResult& r) {
+  uint64_t sent = 0;
+  for (auto& x : r.tx) sent += x.sent;
+  return sent;
+}
+
+// False when writing the file failed (said on stderr).
+bool write_run_json(const RunOptions& o, const RunPlan& p, const TrafficResult& r, bool loss) {
+  nlohmann::ordered_json j = {{"netdaq", version()},
+                              {"command", "run"},
+                              {"config", p.session->config().source},
+                              {"payload_size", p.session->config().run.tx_payload_size}};
+  write_result_json(j, r);
+  if (!r.gpu.empty()) j["gpu"] = gpu_json(r);
+  j["ok"] = !loss;
+  if (write_file(o.json, j.dump(2) + "\n")) return true;
+  std::fprintf(stderr, "netdaq run: cannot write %s\n", o.json.c_str());
+  return false;
+}
+
+}  // namespace
+
+void print_run_headline(const RunPlan& p) {
+  const auto& rc = p.session->config().run;
+  std::FILE* out = p.out;
+  std::fprintf(out, "netdaq run: %s: %zu tx queue%s, %zu rx queue%s, payload %u B, ",
+               p.session->config().source.c_str(), p.ntx, p.ntx == 1 ? "" : "s", p.nrx, p.nrx == 1 ? "" : "s",
+               rc.tx_payload_size);
+  if (p.ntx && rc.tx_packets)
+    std::fprintf(out, "%llu packets per tx queue", static_cast<unsigned long long>(rc.tx_packets));
+  else if (p.traffic.duration_s > 0)
+    std::fprintf(out, "%.1f s", p.traffic.duration_s);
+  else
+    std::fprintf(out, "until Ctrl-C");
+  std::fprintf(out, " (Ctrl-C stops and prints the summary)\n");
+  std::fflush(out);
+}
+
+int report_run(const RunOptions& o, const RunPlan& p, const TrafficResult& r) {
+  print_summary(p.out, r);
+  print_gpu_summary(p.out, r);
+  const uint64_t sent = packets_sent(r);
+  // Loss: anything lost, dropped or malformed, or a loop that carried nothing at all.
+  const bool loss = r.total_lost() || r.total_drops() || r.total_malformed() || (p.ntx && p.nrx && sent == 0);
+  if (!o.json.empty() && !write_run_json(o, p, r, loss)) return kExitError;
+  if (o.expect_no_loss && loss) {
+    std::fprintf(p.out, "netdaq run: --expect-no-loss: %s\n",
+                 sent == 0 ? "nothing was sent" : "packets were lost or dropped");
+    return kExitLoss;
+  }
+  return kExitOk;
+}
+
+}  // namespace netdaq::cli

@@ -1,0 +1,138 @@
+#include "traffic_results.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace netdaq::cli {
+
+namespace {
+
+// Per stream id: the packets it should deliver (what sender i sent; rx only: rx_expected[i]),
+// nullopt where nobody knows.
+std::vector<std::optional<uint64_t>> expected_counts(const Workers& w, const TrafficOptions& opt) {
+  std::vector<std::optional<uint64_t>> expected;
+  for (auto& s : w.senders) {
+    if (s->stream >= expected.size()) expected.resize(s->stream + 1);
+    expected[s->stream] = s->sent;
+  }
+  if (w.senders.empty()) {
+    if (opt.rx_expected.size() > expected.size()) expected.resize(opt.rx_expected.size());
+    for (size_t i = 0; i < opt.rx_expected.size(); ++i) expected[i] = opt.rx_expected[i];
+  }
+  return expected;
+}
+
+double seconds_between(uint64_t first_ns, uint64_t last_ns) noexcept {
+  return last_ns > first_ns ? double(last_ns - first_ns) / 1e9 : 0;
+}
+
+TxResult tx_result(const Sender& s) {
+  TxResult t;
+  t.queue = s.q->name();
+  t.stream = s.stream;
+  t.sent = s.sent;
+  t.bytes = s.bytes;
+  t.seconds = s.first_ns ? seconds_between(s.first_ns, s.last_ns) : 0;
+  t.first_ns = s.first_ns;
+  t.last_ns = s.last_ns;
+  return t;
+}
+
+RxResult rx_result(const Receiver& r) {
+  RxResult x;
+  x.queue = r.q->name();
+  x.packets = r.packets;
+  x.bytes = r.bytes;
+  x.seconds = seconds_between(r.first_ns, r.last_ns);
+  x.foreign = r.foreign;
+  x.first_ns = r.first_ns;
+  x.last_ns = r.last_ns;
+  return x;
+}
+
+// Finishes the stream's tracker: with the expected count, packets never seen are lost.
+StreamResult stream_result(const std::string& queue, uint32_t id, StreamState& ss, std::optional<uint64_t> expected) {
+  StreamResult sr;
+  sr.rx_queue = queue;
+  sr.stream = id;
+  if (expected) {
+    sr.expected_known = true;
+    sr.expected = *expected;
+    ss.tracker.finish(*expected);
+  } else {
+    ss.tracker.finish();
+  }
+  const auto& t = ss.tracker;
+  sr.received = t.received();
+  sr.unique = t.unique();
+  sr.lost = t.lost();
+  sr.duplicates = t.duplicates();
+  sr.reordered = t.reordered();
+  sr.malformed = t.malformed();
+  sr.late = t.late();
+  sr.latency = ss.latency;
+  return sr;
+}
+
+// A stream sent (or expected) that no receiver saw at all: every packet lost.
+StreamResult unseen_stream(uint32_t id, uint64_t expected) {
+  StreamResult sr;
+  sr.rx_queue = "-";
+  sr.stream = id;
+  sr.expected_known = true;
+  sr.expected = expected;
+  sr.lost = expected;
+  return sr;
+}
+
+}  // namespace
+
+void collect_results(Workers& w, const TrafficOptions& opt, TrafficResult& res) {
+  const auto expected = expected_counts(w, opt);
+  for (auto& s : w.senders) res.tx.push_back(tx_result(*s));
+  std::vector<bool> seen(expected.size(), false);
+  for (auto& r : w.receivers) {
+    const RxResult x = rx_result(*r);
+    res.rx.push_back(x);
+    if (r->pipeline) res.gpu.push_back(GpuResult{x.queue, r->pipeline->stats(), r->frames_out, x.seconds});
+    for (uint32_t id = 0; id < r->streams.size(); ++id) {
+      if (!r->streams[id]) continue;
+      const auto exp = id < expected.size() ? expected[id] : std::nullopt;
+      if (exp) seen[id] = true;
+      res.streams.push_back(stream_result(x.queue, id, *r->streams[id], exp));
+    }
+  }
+  if (w.receivers.empty()) return;  // nothing received: no stream to call lost
+  for (uint32_t id = 0; id < expected.size(); ++id)
+    if (expected[id] && !seen[id]) res.streams.push_back(unseen_stream(id, *expected[id]));
+}
+
+uint64_t TrafficResult::total_lost() const noexcept {
+  uint64_t n = 0;
+  for (auto& s : streams) n += s.lost;
+  return n;
+}
+
+uint64_t TrafficResult::total_drops() const noexcept {
+  uint64_t n = 0;
+  for (auto& s : stats) n += drops_except_tx_full(s);
+  return n;
+}
+
+double TrafficResult::seconds_of(const QueueStats& s) const noexcept {
+  for (auto& x : rx)
+    if (s.is_rx && x.queue == s.queue) return x.seconds;
+  for (auto& x : tx)
+    if (!s.is_rx && x.queue == s.queue) return x.seconds;
+  return 0;
+}
+
+uint64_t TrafficResult::total_malformed() const noexcept {
+  uint64_t n = 0;
+  for (auto& s : streams) n += s.malformed;
+  for (auto& r : rx) n += r.foreign;
+  return n;
+}
+
+}  // namespace netdaq::cli
