@@ -1,10 +1,8 @@
 #include "core/config_check.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 
 namespace netdaq::detail {
 
@@ -52,33 +50,11 @@ std::string queue_label(const InterfaceConfig& iface, const QueueConfig& q, bool
   return !q.name.empty() ? q.name : iface.name + (rx ? "/rx" : "/tx") + std::to_string(q.id);
 }
 
-std::optional<IpLiteral> parse_ip(const std::string& text) {
-  IpLiteral ip;
-  ip.family = AF_INET;
-  if (inet_pton(AF_INET, text.c_str(), ip.bytes) == 1) return ip;
-  ip.family = AF_INET6;
-  if (inet_pton(AF_INET6, text.c_str(), ip.bytes) == 1) return ip;
-  return std::nullopt;
-}
-
-const char* family_name(int family) { return family == AF_INET ? "IPv4" : "IPv6"; }
-
-std::string not_unicast(const IpLiteral& ip) {
-  const size_t n = ip.family == AF_INET ? 4 : 16;
-  const auto all = [&](unsigned char b) {
-    return std::all_of(ip.bytes, ip.bytes + n, [&](unsigned char x) { return x == b; });
-  };
-  if (all(0)) return "the unspecified address";
-  if (ip.family == AF_INET ? (ip.bytes[0] & 0xf0) == 0xe0 : ip.bytes[0] == 0xff) return "a multicast group";
-  if (ip.family == AF_INET && all(0xff)) return "the broadcast address";
+std::string not_unicast(const IpAddress& ip) {
+  if (ip.is_unspecified()) return "the unspecified address";
+  if (ip.is_multicast()) return "a multicast group";
+  if (ip.is_broadcast()) return "the broadcast address";
   return {};
-}
-
-bool is_mac(const std::string& s) {
-  if (s.size() != 17) return false;
-  for (size_t i = 0; i < s.size(); ++i)
-    if (i % 3 == 2 ? s[i] != ':' : std::isxdigit(static_cast<unsigned char>(s[i])) == 0) return false;
-  return true;
 }
 
 }  // namespace netdaq::detail

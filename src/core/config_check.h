@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/config_limits.h"
+#include "net/ip_address.h"
 #include "netdaq/config.h"
 
 namespace netdaq::detail {
@@ -49,18 +50,11 @@ std::string join(std::span<const std::string_view> items);
 // "sensor0/rx1": the queue's name, or the Session's default name for it.
 std::string queue_label(const InterfaceConfig& iface, const QueueConfig& q, bool rx);
 
-// Addresses the engines that write their own headers (afxdp, dpdk) take from the config.
-struct IpLiteral {
-  int family = 0;  // AF_INET or AF_INET6
-  unsigned char bytes[16] = {};
-};
-std::optional<IpLiteral> parse_ip(const std::string& text);  // an IPv4 or IPv6 literal
-const char* family_name(int family);                          // "IPv4" / "IPv6"
+// Addresses the engines that write their own headers (afxdp, dpdk) take from the config are
+// parsed by src/net (parse_ip, parse_mac, parse_endpoint), as the engines parse them.
 // What keeps `ip` from addressing one host ("" when nothing does): the unspecified address,
 // a multicast group, the broadcast address.
-std::string not_unicast(const IpLiteral& ip);
-// "02:00:00:00:00:01": six hex bytes separated by ':'.
-bool is_mac(const std::string& s);
+std::string not_unicast(const IpAddress& ip);
 
 // The checks, one part of the Config each.
 void check_regions(Checker& c);
@@ -68,12 +62,7 @@ void check_interfaces(Checker& c);
 void check_queues(Checker& c, const InterfaceConfig& iface, const std::string& path);
 void check_flows(Checker& c, const InterfaceConfig& iface, const std::string& path);
 void check_reorder(Checker& c, const InterfaceConfig& iface, const std::string& path);
-void check_socket_engine(Checker& c, const InterfaceConfig& iface, const std::string& path);
-void check_afxdp_engine(Checker& c, const InterfaceConfig& iface, const std::string& path);
-void check_dpdk_engine(Checker& c, const InterfaceConfig& iface, const std::string& path);
-// eal: (DPDK's environment): its values, and that some interface uses the dpdk engine.
-void check_eal(Checker& c);
-// socket: / afxdp: / dpdk: options set on an interface whose engine is another one.
+// Engine option blocks set on an interface whose engine is another one.
 void check_other_engine_options(Checker& c, const InterfaceConfig& iface, const std::string& path);
 void check_pool_budgets(Checker& c);
 void check_run_and_log(Checker& c);

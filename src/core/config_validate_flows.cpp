@@ -1,19 +1,14 @@
 // Flows: ids, the rx queue (or, dpdk only, the rx queues for RSS) each one steers to, and its
 // match fields.
-#include <arpa/inet.h>
-
 #include <algorithm>
 
 #include "core/config_check.h"
+#include "core/engine_descriptor.h"
+#include "net/ip_address.h"
 
 namespace netdaq::detail {
 
 namespace {
-
-bool is_ip_literal(const std::string& s) {
-  unsigned char buf[16];
-  return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
-}
 
 void check_port_range(Checker& c, const std::string& key, const std::optional<uint16_t>& first,
                       const std::optional<uint16_t>& last) {
@@ -27,7 +22,7 @@ void check_port_range(Checker& c, const std::string& key, const std::optional<ui
 }
 
 void check_ip(Checker& c, const std::string& key, const std::optional<std::string>& ip) {
-  if (ip && !is_ip_literal(*ip)) c.error(key, *ip, "must be an IPv4 or IPv6 address (e.g. 10.0.0.1 or fd00::1)");
+  if (ip && !parse_ip(*ip)) c.error(key, *ip, "must be an IPv4 or IPv6 address (e.g. 10.0.0.1 or fd00::1)");
 }
 
 void check_match(Checker& c, const FlowMatch& m, const std::string& path) {
@@ -44,12 +39,16 @@ void check_rss_queues(Checker& c, const InterfaceConfig& iface, const FlowConfig
   const std::string key = fpath + ".queues";
   std::vector<std::string> listed;
   for (auto id : f.queues) listed.push_back(std::to_string(id));
-  if (iface.engine != "dpdk") {
+  const EngineDescriptor* engine = find_descriptor(iface.engine);
+  if (!engine || !engine->capabilities.flow_rss) {
     // An engine that is not known is reported on its own.
-    if (std::find(kEngineNames.begin(), kEngineNames.end(), iface.engine) != kEngineNames.end())
-      c.error(
-          key, join(listed),
-          iface.engine + " steers a flow to one queue; RSS over queues is dpdk only: use queue: N (one rx queue id)");
+    std::vector<std::string> rss;
+    for (const auto* e : engine_descriptors())
+      if (e->capabilities.flow_rss) rss.push_back(e->name);
+    if (engine)
+      c.error(key, join(listed),
+              iface.engine + " steers a flow to one queue; RSS over queues is " + join(rss) +
+                  " only: use queue: N (one rx queue id)");
     return;
   }
   for (size_t k = 0; k < f.queues.size(); ++k) {

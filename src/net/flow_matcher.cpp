@@ -1,7 +1,5 @@
 #include "net/flow_matcher.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -11,13 +9,17 @@
 namespace netdaq::detail {
 
 namespace {
-uint8_t parse_ip(const std::optional<std::string>& text, std::array<std::byte, 16>& out, const FlowConfig& f,
-                 const char* key) {
-  if (!text) return 0;
-  if (inet_pton(AF_INET, text->c_str(), out.data()) == 1) return 4;
-  if (inet_pton(AF_INET6, text->c_str(), out.data()) == 1) return 6;
+std::optional<IpAddress> match_ip(const std::optional<std::string>& text, const FlowConfig& f, const char* key) {
+  if (!text) return std::nullopt;
+  if (auto ip = parse_ip(*text)) return ip;
   throw Error(Errc::invalid_config, "flow " + std::to_string(f.id) + ": match." + key + " '" + *text +
                                         "' is not an IPv4 or IPv6 address");
+}
+
+void set_ip(const std::optional<IpAddress>& ip, uint8_t& family, std::array<std::byte, 16>& out) noexcept {
+  if (!ip) return;
+  family = ip->is_v4() ? 4 : 6;
+  std::memcpy(out.data(), ip->bytes.data(), 16);
 }
 
 bool ip_matches(uint8_t family, const std::array<std::byte, 16>& want, bool ipv6, const std::byte* have) noexcept {
@@ -37,6 +39,10 @@ bool FlowRule::delivers_to(uint16_t queue) const noexcept {
   return std::find(queues.begin(), queues.end(), queue) != queues.end();
 }
 
+FlowAddresses flow_addresses(const FlowConfig& f) {
+  return FlowAddresses{match_ip(f.match.ip_src, f, "ip_src"), match_ip(f.match.ip_dst, f, "ip_dst")};
+}
+
 FlowRule compile_flow(const FlowConfig& f) {
   FlowRule r;
   r.id = f.id;
@@ -46,8 +52,9 @@ FlowRule compile_flow(const FlowConfig& f) {
   if (m.udp_src_end) r.src_hi = *m.udp_src_end;
   if (m.udp_dst) r.dst_lo = r.dst_hi = *m.udp_dst;
   if (m.udp_dst_end) r.dst_hi = *m.udp_dst_end;
-  r.src_family = parse_ip(m.ip_src, r.src_ip, f, "ip_src");
-  r.dst_family = parse_ip(m.ip_dst, r.dst_ip, f, "ip_dst");
+  const FlowAddresses a = flow_addresses(f);
+  set_ip(a.src, r.src_family, r.src_ip);
+  set_ip(a.dst, r.dst_family, r.dst_ip);
   if (m.vlan) r.vlan = *m.vlan;
   return r;
 }

@@ -5,12 +5,26 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "net/frame_headers.h"
+#include "net/ip_address.h"
 #include "netdaq/config.h"
 
 namespace netdaq::detail {
+
+// A flow's match.ip_src / match.ip_dst, parsed (parse_ip, as the validator checks them): the
+// one reading of them for every engine that steers or classifies flows (afxdp's eBPF rules,
+// dpdk's rte_flow rules, the software matcher). nullopt: the field is not set.
+struct FlowAddresses {
+  std::optional<IpAddress> src, dst;
+  // Whether the rule matches IPv6 (either address is IPv6), not IPv4.
+  bool ipv6() const noexcept { return (src && src->is_v6()) || (dst && dst->is_v6()); }
+};
+// Throws Error(invalid_config) naming the flow when an address does not parse (the validator
+// refuses such a config first).
+FlowAddresses flow_addresses(const FlowConfig& flow);
 
 struct FlowRule {
   uint32_t id = 0;

@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 
-#include <cstdio>
 #include <cstring>
 
 namespace netdaq::detail {
@@ -66,16 +65,6 @@ UdpPayload find_udp_payload(const std::byte* frame, uint32_t len) noexcept {
   r.size = udp_len - 8;
   r.ok = true;
   return r;
-}
-
-std::optional<Mac> parse_mac(const std::string& text) {
-  Mac m{};
-  unsigned v[6];
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
-    return std::nullopt;
-  for (int i = 0; i < 6; ++i) m[i] = static_cast<uint8_t>(v[i]);
-  return m;
 }
 
 Ipv4UdpHeaders::Ipv4UdpHeaders(const Mac& src_mac, const Mac& dst_mac, uint32_t src_ip, uint32_t dst_ip,

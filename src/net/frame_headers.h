@@ -9,10 +9,11 @@
 #include <optional>
 #include <string>
 
+#include "net/mac_address.h"
+
 namespace netdaq::detail {
 
-using Mac = std::array<uint8_t, 6>;
-std::optional<Mac> parse_mac(const std::string& text);  // "xx:xx:xx:xx:xx:xx"
+using Mac = MacAddress;  // parse_mac in net/mac_address.h
 
 struct UdpPayload {
   uint32_t offset = 0;  // bytes of headers before the payload

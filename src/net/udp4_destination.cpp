@@ -1,8 +1,8 @@
 #include "net/udp4_destination.h"
 
-#include <arpa/inet.h>
-
-#include "core/endpoint.h"
+#include "net/endpoint.h"
+#include "net/ip_address.h"
+#include "net/mac_address.h"
 #include "netdaq/status.h"
 
 namespace netdaq::detail {
@@ -15,17 +15,17 @@ Udp4Destination udp4_destination(const std::string& url, const std::string& engi
     throw Error(Errc::invalid_config, context + ": tx.destination '" + url + "' must be udp://IPV4:PORT for " + engine);
   Udp4Destination d;
   d.port = ep->port;
-  if (ep->ipv6 || inet_pton(AF_INET, ep->host.c_str(), &d.ip) != 1)
+  if (!ep->ip || !ep->ip->is_v4())
     throw Error(Errc::unsupported, context + ": tx.destination '" + url + "': " + engine +
                                        " sends IPv4 UDP; give an IPv4 address (IPv6 sending is not built yet)");
+  d.ip = ep->ip->v4_network_order();
   return d;
 }
 
 uint32_t ipv4_option(const std::string& text, const std::string& key, const std::string& context) {
-  uint32_t ip = 0;
-  if (inet_pton(AF_INET, text.c_str(), &ip) != 1)
-    throw Error(Errc::invalid_config, context + ": " + key + " '" + text + "' is not an IPv4 address");
-  return ip;
+  const auto ip = parse_ipv4(text);
+  if (!ip) throw Error(Errc::invalid_config, context + ": " + key + " '" + text + "' is not an IPv4 address");
+  return ip->v4_network_order();
 }
 
 Mac mac_option(const std::string& text, const std::string& key, const std::string& context) {

@@ -16,6 +16,7 @@
 
 #include "core/log.h"
 #include "engines/afxdp/bpf/steer_abi.h"
+#include "net/flow_matcher.h"
 #include "netdaq/status.h"
 #include "util/errno_text.h"
 #include "util/netns_scope.h"
@@ -85,9 +86,10 @@ bool read_owner(int prog_fd, ndq_control* out) {
 }
 
 // Fills the parts of a rule that come from one IP literal of the config.
-void set_ip(uint8_t* dst, const std::string& text, uint32_t bit4, uint32_t bit6, uint32_t* bits) {
-  if (inet_pton(AF_INET, text.c_str(), dst) == 1) *bits |= bit4;
-  else if (inet_pton(AF_INET6, text.c_str(), dst) == 1) *bits |= bit6;
+void set_ip(uint8_t* dst, const std::optional<IpAddress>& ip, uint32_t bit4, uint32_t bit6, uint32_t* bits) {
+  if (!ip) return;
+  std::memcpy(dst, ip->bytes.data(), ip->size());
+  *bits |= ip->is_v4() ? bit4 : bit6;
 }
 
 ndq_rule to_rule(const FlowConfig& f) {
@@ -109,8 +111,9 @@ ndq_rule to_rule(const FlowConfig& f) {
     r.bits |= NDQ_M_VLAN;
     r.vlan = *m.vlan;
   }
-  if (m.ip_src) set_ip(r.ip_src, *m.ip_src, NDQ_M_IP4_SRC, NDQ_M_IP6_SRC, &r.bits);
-  if (m.ip_dst) set_ip(r.ip_dst, *m.ip_dst, NDQ_M_IP4_DST, NDQ_M_IP6_DST, &r.bits);
+  const FlowAddresses a = flow_addresses(f);  // throws for an address the validator refuses
+  set_ip(r.ip_src, a.src, NDQ_M_IP4_SRC, NDQ_M_IP6_SRC, &r.bits);
+  set_ip(r.ip_dst, a.dst, NDQ_M_IP4_DST, NDQ_M_IP6_DST, &r.bits);
   return r;
 }
 
@@ -143,7 +146,7 @@ SteeringProgram::SteeringProgram(const NetdevInfo& dev, const InterfaceConfig& i
       throw Error(Errc::system, context + ": the embedded steering program lacks a map or its program");
     fill_maps(context);
     replace_stale_or_throw(context);
-    attach(iface.afxdp.attach, context);
+    attach(iface.options.get<AfxdpOptions>().attach, context);
   } catch (...) {
     bpf_object__close(obj_);
     throw;

@@ -6,10 +6,10 @@
 #include <rte_flow.h>
 
 #include <cerrno>
-#include <cstdio>
 
 #include "core/log.h"
 #include "engines/dpdk/eal.h"
+#include "net/pci_address.h"
 #include "netdaq/status.h"
 #include "util/errno_text.h"
 #include "util/netns_scope.h"
@@ -17,14 +17,8 @@
 namespace netdaq::detail::dpdk {
 
 std::string pci_device_name(const std::string& a) {
-  unsigned d = 0, b, dev, f;
-  char tail;
-  if (std::sscanf(a.c_str(), "%x:%x:%x.%x%c", &d, &b, &dev, &f, &tail) != 4 &&
-      std::sscanf(a.c_str(), "%x:%x.%x%c", &b, &dev, &f, &tail) != 3)
-    return {};
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", d, b, dev, f);
-  return buf;
+  const auto pci = parse_pci(a);  // as the validator reads it: a vdev spec is not a PCI address
+  return pci ? pci->to_string() : std::string();
 }
 
 Device::Device(const InterfaceConfig& iface, const std::string& context)
@@ -93,7 +87,7 @@ void Device::fail(const std::string& what, int rc) const {
 }
 
 void Device::configure(bool header_split) {
-  const DpdkOptions& o = iface_.dpdk;
+  const DpdkOptions& o = iface_.options.get<DpdkOptions>();
   const auto nb_rx = static_cast<uint16_t>(iface_.rx.queues.size());
   const auto nb_tx = static_cast<uint16_t>(iface_.tx.queues.size());
   if (nb_rx > info_.max_rx_queues || nb_tx > info_.max_tx_queues)
@@ -144,7 +138,7 @@ void Device::configure(bool header_split) {
 }
 
 void Device::setup_rx_queue(uint16_t id, rte_mempool* mp, rte_mempool* split_mp) {
-  uint16_t nb_rx = iface_.dpdk.rx_desc, nb_tx = iface_.dpdk.tx_desc;
+  uint16_t nb_rx = iface_.options.get<DpdkOptions>().rx_desc, nb_tx = iface_.options.get<DpdkOptions>().tx_desc;
   rte_eth_dev_adjust_nb_rx_tx_desc(port_, &nb_rx, &nb_tx);
   rte_eth_rxconf rxconf = info_.default_rxconf;
   rxconf.offloads = 0;
@@ -178,7 +172,7 @@ void Device::setup_rx_queue(uint16_t id, rte_mempool* mp, rte_mempool* split_mp)
 }
 
 void Device::setup_tx_queue(uint16_t id) {
-  uint16_t nb_rx = iface_.dpdk.rx_desc, nb_tx = iface_.dpdk.tx_desc;
+  uint16_t nb_rx = iface_.options.get<DpdkOptions>().rx_desc, nb_tx = iface_.options.get<DpdkOptions>().tx_desc;
   rte_eth_dev_adjust_nb_rx_tx_desc(port_, &nb_rx, &nb_tx);
   rte_eth_txconf txconf = info_.default_txconf;
   txconf.offloads = tx_checksum_ ? (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM) : 0;
@@ -205,11 +199,11 @@ void Device::isolate() {
 void Device::start() {
   const auto nb_tx = static_cast<uint16_t>(iface_.tx.queues.size());
   for (uint16_t id = nb_tx; id < nb_tx + unused_tx_; ++id) setup_tx_queue(id);
-  if (iface_.dpdk.isolate && isolates_late()) isolate();
+  if (iface_.options.get<DpdkOptions>().isolate && isolates_late()) isolate();
   int rc = rte_eth_dev_start(port_);
   if (rc != 0) fail("rte_eth_dev_start", rc);
   started_ = true;
-  if (iface_.dpdk.promiscuous && (rc = rte_eth_promiscuous_enable(port_)) != 0 && rc != -ENOTSUP)
+  if (iface_.options.get<DpdkOptions>().promiscuous && (rc = rte_eth_promiscuous_enable(port_)) != 0 && rc != -ENOTSUP)
     log()->warn("{}: cannot enable promiscuous mode: {}", context_, rte_strerror(-rc));
   rte_eth_stats_reset(port_);
   rte_eth_xstats_reset(port_);
@@ -222,7 +216,7 @@ void Device::stop() noexcept {
 void Device::stop_here() noexcept {
   if (!started_) return;
   started_ = false;
-  if (iface_.dpdk.promiscuous) rte_eth_promiscuous_disable(port_);
+  if (iface_.options.get<DpdkOptions>().promiscuous) rte_eth_promiscuous_disable(port_);
   rte_eth_dev_stop(port_);
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/log.h"
+#include "net/flow_matcher.h"
 #include "netdaq/status.h"
 
 namespace netdaq::detail::dpdk {
@@ -28,24 +29,28 @@ struct Pattern {
   rte_flow_item_udp udp_spec{}, udp_mask{}, udp_last{};
   std::vector<rte_flow_item> items;
 
-  explicit Pattern(const FlowMatch& m) {
+  Pattern(const FlowMatch& m, const FlowAddresses& a) {
     items.push_back({RTE_FLOW_ITEM_TYPE_ETH, nullptr, nullptr, nullptr});
     if (m.vlan) {
       vlan_spec.hdr.vlan_tci = rte_cpu_to_be_16(*m.vlan);
       vlan_mask.hdr.vlan_tci = rte_cpu_to_be_16(0x0fff);
       items.push_back({RTE_FLOW_ITEM_TYPE_VLAN, &vlan_spec, nullptr, &vlan_mask});
     }
-    const bool v6 = (m.ip_src && m.ip_src->find(':') != std::string::npos) ||
-                    (m.ip_dst && m.ip_dst->find(':') != std::string::npos);
-    if (v6) {
-      if (m.ip_src) inet_pton(AF_INET6, m.ip_src->c_str(), ip6_spec.hdr.src_addr), std::memset(ip6_mask.hdr.src_addr, 0xff, 16);
-      if (m.ip_dst) inet_pton(AF_INET6, m.ip_dst->c_str(), ip6_spec.hdr.dst_addr), std::memset(ip6_mask.hdr.dst_addr, 0xff, 16);
+    // An address of the other family (ip_src IPv4, ip_dst IPv6) stays 0 under its full mask.
+    const auto set = [v6 = a.ipv6()](const std::optional<IpAddress>& ip, void* spec, void* mask) {
+      if (!ip) return;
+      if (ip->is_v6() == v6) std::memcpy(spec, ip->bytes.data(), ip->size());
+      std::memset(mask, 0xff, v6 ? 16 : 4);
+    };
+    if (a.ipv6()) {
+      set(a.src, &ip6_spec.hdr.src_addr, &ip6_mask.hdr.src_addr);
+      set(a.dst, &ip6_spec.hdr.dst_addr, &ip6_mask.hdr.dst_addr);
       ip6_spec.hdr.proto = IPPROTO_UDP;
       ip6_mask.hdr.proto = 0xff;
       items.push_back({RTE_FLOW_ITEM_TYPE_IPV6, &ip6_spec, nullptr, &ip6_mask});
     } else {
-      if (m.ip_src) inet_pton(AF_INET, m.ip_src->c_str(), &ip4_spec.hdr.src_addr), ip4_mask.hdr.src_addr = 0xffffffff;
-      if (m.ip_dst) inet_pton(AF_INET, m.ip_dst->c_str(), &ip4_spec.hdr.dst_addr), ip4_mask.hdr.dst_addr = 0xffffffff;
+      set(a.src, &ip4_spec.hdr.src_addr, &ip4_mask.hdr.src_addr);
+      set(a.dst, &ip4_spec.hdr.dst_addr, &ip4_mask.hdr.dst_addr);
       ip4_spec.hdr.next_proto_id = IPPROTO_UDP;
       ip4_mask.hdr.next_proto_id = 0xff;
       items.push_back({RTE_FLOW_ITEM_TYPE_IPV4, &ip4_spec, nullptr, &ip4_mask});
@@ -105,7 +110,7 @@ void FlowRules::clear() noexcept {
 void FlowRules::add(const FlowConfig& f) {
   if (rules_.count(f.id))
     throw Error(Errc::state, context_ + ": flow " + std::to_string(f.id) + " is already steered; remove it first");
-  Pattern pattern(f.match);
+  Pattern pattern(f.match, flow_addresses(f));  // throws for an address the validator refuses
   rte_flow_attr attr{};
   attr.ingress = 1;
   std::vector<rte_flow_action> actions;

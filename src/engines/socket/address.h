@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/endpoint.h"
+#include "net/endpoint.h"
 
 namespace netdaq::detail::socket_engine {
 

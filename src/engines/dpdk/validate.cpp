@@ -1,14 +1,17 @@
 // dpdk engine: the port's device (a PCI address or a virtual device), its queues (numbered
 // 0..n-1, mbufs carved from the queues' regions), the headers it writes for tx, its options,
 // and DPDK's environment (eal:). Reads nothing from the system.
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <cctype>
 
-#include "core/config_check.h"
-#include "core/endpoint.h"
+#include "engines/dpdk/limits.h"
+#include "engines/dpdk/validate.h"
+#include "netdaq/engines/dpdk.h"
+#include "net/endpoint.h"
 #include "net/frame_headers.h"
+#include "net/ip_address.h"
+#include "net/mac_address.h"
+#include "net/pci_address.h"
 
 namespace netdaq::detail {
 
@@ -23,23 +26,11 @@ constexpr uint32_t kTxHeaders = Ipv4UdpHeaders::kSize;  // Ethernet + IPv4 + UDP
 
 std::string device_forms() { return std::string(kPciForm) + ", or " + kVdevForm; }
 
-bool all_hex(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) != 0; });
-}
-
-// "0000:3b:00.0" (domain filled in, lower case) for a PCI address, nullopt for anything else.
+// "0000:3b:00.0" (domain filled in, lower case) for a PCI address (parse_pci, as the engine
+// reads it), nullopt for anything else.
 std::optional<std::string> pci_address(std::string_view s) {
-  std::string_view domain = "0000";
-  if (s.size() == 12) {
-    if (s[4] != ':') return std::nullopt;
-    domain = s.substr(0, 4);
-    s.remove_prefix(5);
-  }
-  if (s.size() != 7 || s[2] != ':' || s[5] != '.' || s[6] < '0' || s[6] > '7') return std::nullopt;
-  if (!all_hex(domain) || !all_hex(s.substr(0, 2)) || !all_hex(s.substr(3, 2))) return std::nullopt;
-  std::string out = std::string(domain) + ":" + std::string(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
+  if (const auto pci = parse_pci(s)) return pci->to_string();
+  return std::nullopt;
 }
 
 bool is_name_char(char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_'; }
@@ -52,8 +43,8 @@ std::optional<std::string> vdev_name(const std::string& spec, std::string* why) 
   const std::string name = spec.substr(0, comma);
   if (!name.starts_with("net_") || name.size() == 4 || !std::all_of(name.begin(), name.end(), is_name_char))
     return std::nullopt;
-  if (name.size() > kMaxDpdkDeviceName) {
-    *why = "; the device name '" + name + "' is longer than " + std::to_string(kMaxDpdkDeviceName) + " characters";
+  if (name.size() > dpdk_limits::kMaxDeviceName) {
+    *why = "; the device name '" + name + "' is longer than " + std::to_string(dpdk_limits::kMaxDeviceName) + " characters";
     return std::nullopt;
   }
   size_t start = comma;
@@ -120,9 +111,9 @@ std::string ids_text(const std::vector<uint32_t>& ids) {
 void check_queue_ids(Checker& c, const std::vector<QueueConfig>& queues, bool rx, const std::string& path) {
   const char* dir = rx ? "rx" : "tx";
   const size_t n = queues.size();
-  if (n > kMaxDpdkQueues)
+  if (n > dpdk_limits::kMaxQueues)
     c.error(path, std::to_string(n) + " queues",
-            std::string("the dpdk engine opens at most ") + std::to_string(kMaxDpdkQueues) + " " + dir +
+            std::string("the dpdk engine opens at most ") + std::to_string(dpdk_limits::kMaxQueues) + " " + dir +
                 " queues per port; has " + std::to_string(n));
   std::vector<bool> present(n, false);
   for (const auto& q : queues)
@@ -145,13 +136,13 @@ const char* kCpuKinds = "kind host, huge, pinned or mapped";
 // Rx: mbufs are carved from the queue's regions, one DPDK mempool per region.
 void check_rx_regions(Checker& c, const InterfaceConfig& iface, const std::string& path) {
   const Config& cfg = c.config();
-  const uint32_t cache = iface.dpdk.mempool_cache;
+  const uint32_t cache = iface.options.get<DpdkOptions>().mempool_cache;
   bool cache_reported = false;
   for (size_t j = 0; j < iface.rx.queues.size(); ++j) {
     const QueueConfig& q = iface.rx.queues[j];
     const std::string qpath = path + ".rx.queues[" + std::to_string(j) + "]";
     const size_t n = q.memory_regions.size();  // 1 or 2: check_queues reports other counts
-    if (n == 2 && iface.dpdk.raw_frames)
+    if (n == 2 && iface.options.get<DpdkOptions>().raw_frames)
       c.error(qpath + ".memory_regions", join(q.memory_regions),
               "dpdk.raw_frames hands over whole frames in one segment: give the queue one memory region, or set "
               "raw_frames: false for header-data split");
@@ -172,11 +163,11 @@ void check_rx_regions(Checker& c, const InterfaceConfig& iface, const std::strin
                           "CPU-readable (" +
                           kCpuKinds +
                           "): the engine reads the headers. Only the data region (the second) may be device memory");
-      if (r->buf_size < kDpdkMinRxBufSize)
+      if (r->buf_size < dpdk_limits::kMinRxBufSize)
         c.error(rkey, r->name,
                 "region '" + r->name + "' has buf_size " + std::to_string(r->buf_size) +
-                    "; a dpdk rx queue needs buf_size >= " + std::to_string(kDpdkMinRxBufSize) + ": each mbuf keeps " +
-                    std::to_string(kDpdkMbufHeadroom) +
+                    "; a dpdk rx queue needs buf_size >= " + std::to_string(dpdk_limits::kMinRxBufSize) + ": each mbuf keeps " +
+                    std::to_string(dpdk_limits::kMbufHeadroom) +
                     " bytes of headroom (RTE_PKTMBUF_HEADROOM) in front of the packet");
       // rte_mempool_create() refuses a cache larger than num_bufs / 1.5.
       if (uint64_t{cache} * 3 > uint64_t{r->num_bufs} * 2 && !cache_reported) {
@@ -293,7 +284,7 @@ void check_destination(Checker& c, const InterfaceConfig& iface, const std::stri
         std::string("must be ") + kDestinationForm + ": the dpdk engine sends UDP only (TCP needs the socket engine)");
     return;
   }
-  const auto ip = parse_ip(ep->host);
+  const auto& ip = ep->ip;
   if (!ip) {
     c.error(
         key, url,
@@ -301,7 +292,7 @@ void check_destination(Checker& c, const InterfaceConfig& iface, const std::stri
             " with an IP address, not a host name: the dpdk engine writes the IP header itself and resolves no names");
     return;
   }
-  if (ip->family != AF_INET) {
+  if (!ip->is_v4()) {
     c.error(key, url, std::string("must be ") + kDestinationForm + ": the dpdk engine writes IPv4 headers only");
     return;
   }
@@ -313,7 +304,7 @@ void check_destination(Checker& c, const InterfaceConfig& iface, const std::stri
 // DPDK has no neighbour table and a port has no address: tx needs both ends spelled out,
 // except in software loopback, where the frames never leave the engine.
 void check_tx_headers(Checker& c, const InterfaceConfig& iface, const std::string& path) {
-  const DpdkOptions& d = iface.dpdk;
+  const DpdkOptions& d = iface.options.get<DpdkOptions>();
   const bool required = !iface.tx.queues.empty() && d.loopback != DpdkLoopback::software;
   check_destination(c, iface, path, required);
   const std::string mac_key = path + ".dpdk.dst_mac";
@@ -322,7 +313,7 @@ void check_tx_headers(Checker& c, const InterfaceConfig& iface, const std::strin
       c.error(mac_key, "",
               "is required for tx on a dpdk interface: the destination MAC address like 02:00:00:00:00:01 (DPDK has "
               "no neighbour table to look it up; optional only with loopback: software)");
-  } else if (!is_mac(d.dst_mac)) {
+  } else if (!parse_mac(d.dst_mac)) {
     c.error(mac_key, d.dst_mac, "must be a MAC address like 02:00:00:00:00:01 (six hex bytes separated by ':')");
   }
   const std::string ip_key = path + ".dpdk.src_ip";
@@ -331,23 +322,23 @@ void check_tx_headers(Checker& c, const InterfaceConfig& iface, const std::strin
       c.error(ip_key, "",
               "is required for tx on a dpdk interface: the source IPv4 address like 10.0.0.1 (a DPDK port has no "
               "interface address; optional only with loopback: software)");
-  } else if (const auto ip = parse_ip(d.src_ip); !ip || ip->family != AF_INET) {
+  } else if (!parse_ipv4(d.src_ip)) {
     c.error(ip_key, d.src_ip, "must be an IPv4 address (e.g. 10.0.0.1): the dpdk engine writes IPv4 headers only");
   }
 }
 
 void check_options(Checker& c, const InterfaceConfig& iface, const std::string& path) {
-  const DpdkOptions& d = iface.dpdk;
+  const DpdkOptions& d = iface.options.get<DpdkOptions>();
   const std::string p = path + ".dpdk";
-  c.range(p + ".rx_desc", d.rx_desc, limits::dpdk_desc);
-  c.range(p + ".tx_desc", d.tx_desc, limits::dpdk_desc);
-  c.range(p + ".mempool_cache", d.mempool_cache, limits::mempool_cache);
-  if (d.mtu != 0 && (d.mtu < kDpdkMinMtu || d.mtu > kDpdkMaxMtu))
+  c.range(p + ".rx_desc", d.rx_desc, dpdk_limits::desc);
+  c.range(p + ".tx_desc", d.tx_desc, dpdk_limits::desc);
+  c.range(p + ".mempool_cache", d.mempool_cache, dpdk_limits::mempool_cache);
+  if (d.mtu != 0 && (d.mtu < dpdk_limits::kMinMtu || d.mtu > dpdk_limits::kMaxMtu))
     c.error(p + ".mtu", std::to_string(d.mtu),
-            "must be 0 (leave the port's MTU) or " + std::to_string(kDpdkMinMtu) + ".." + std::to_string(kDpdkMaxMtu));
-  if (static_cast<size_t>(d.loopback) >= kDpdkLoopbackNames.size())
+            "must be 0 (leave the port's MTU) or " + std::to_string(dpdk_limits::kMinMtu) + ".." + std::to_string(dpdk_limits::kMaxMtu));
+  if (static_cast<size_t>(d.loopback) >= dpdk_limits::kLoopbackNames.size())
     c.error(p + ".loopback", std::to_string(static_cast<int>(d.loopback)),
-            "must be one of: " + join(std::span<const std::string_view>(kDpdkLoopbackNames)));
+            "must be one of: " + join(std::span<const std::string_view>(dpdk_limits::kLoopbackNames)));
   if (d.isolate && iface.rx.flows.empty())
     c.error(p + ".isolate", "true",
             "needs at least one rx.flows entry: in isolated mode only the flows' packets reach netdaq (the rest goes "
@@ -367,9 +358,9 @@ void check_options(Checker& c, const InterfaceConfig& iface, const std::string& 
     }
   }
   const size_t flows = iface.rx.flows.size();
-  if (flows > kMaxDpdkFlows)
+  if (flows > dpdk_limits::kMaxFlows)
     c.error(path + ".rx.flows", std::to_string(flows) + " flows",
-            "the dpdk engine creates at most " + std::to_string(kMaxDpdkFlows) + " flow rules per interface; has " +
+            "the dpdk engine creates at most " + std::to_string(dpdk_limits::kMaxFlows) + " flow rules per interface; has " +
                 std::to_string(flows));
 }
 
@@ -379,25 +370,11 @@ bool uses_dpdk(const Config& cfg) {
 }
 
 // eal: keys that differ from their defaults.
-std::vector<std::string> set_eal_keys(const EalConfig& e) {
-  const EalConfig d;
-  std::vector<std::string> set;
-  if (e.cores != d.cores) set.push_back("cores");
-  if (e.main_core != d.main_core) set.push_back("main_core");
-  if (e.hugepages != d.hugepages) set.push_back("hugepages");
-  if (e.memory_mb != d.memory_mb) set.push_back("memory_mb");
-  if (e.file_prefix != d.file_prefix) set.push_back("file_prefix");
-  if (e.allow != d.allow) set.push_back("allow");
-  if (e.vdevs != d.vdevs) set.push_back("vdevs");
-  if (e.args != d.args) set.push_back("args");
-  return set;
-}
-
 void check_eal_cores(Checker& c, const EalConfig& e) {
   std::vector<std::string> cores;
   for (size_t k = 0; k < e.cores.size(); ++k) {
     const std::string key = "eal.cores[" + std::to_string(k) + "]";
-    c.range(key, e.cores[k], limits::eal_core);
+    c.range(key, e.cores[k], dpdk_limits::eal_core);
     add_unique(cores, std::to_string(e.cores[k]));
     for (size_t j = 0; j < k; ++j) {
       if (e.cores[j] != e.cores[k]) continue;
@@ -457,17 +434,17 @@ void check_dpdk_engine(Checker& c, const InterfaceConfig& iface, const std::stri
 }
 
 void check_eal(Checker& c) {
-  const EalConfig& e = c.config().eal;
+  const EalConfig& e = c.config().options.get<EalConfig>();
   if (const auto set = set_eal_keys(e); !set.empty() && !uses_dpdk(c.config()))
     c.error("eal", join(set),
             "eal: configures DPDK; no interface uses engine: dpdk (remove eal:, or set engine: dpdk on an interface)");
   check_eal_cores(c, e);
-  c.range("eal.memory_mb", e.memory_mb, limits::eal_memory_mb);
-  if (e.file_prefix.size() > kMaxEalFilePrefix || !std::all_of(e.file_prefix.begin(), e.file_prefix.end(), [](char ch) {
+  c.range("eal.memory_mb", e.memory_mb, dpdk_limits::eal_memory_mb);
+  if (e.file_prefix.size() > dpdk_limits::kMaxEalFilePrefix || !std::all_of(e.file_prefix.begin(), e.file_prefix.end(), [](char ch) {
         return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '-';
       }))
     c.error("eal.file_prefix", e.file_prefix,
-            "must be up to " + std::to_string(kMaxEalFilePrefix) +
+            "must be up to " + std::to_string(dpdk_limits::kMaxEalFilePrefix) +
                 " characters of A-Z, a-z, 0-9, '_' and '-' (it names EAL's runtime files; empty: netdaq-<pid>)");
   check_eal_devices(c, e);
   for (size_t k = 0; k < e.args.size(); ++k) {

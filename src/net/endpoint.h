@@ -1,5 +1,6 @@
 // Socket endpoints written as URLs in the config: udp://host:port, tcp://host:port,
-// udp://[v6addr]:port. Shared by the validator and the socket engine.
+// udp://[v6addr]:port. The one parser of them: the validator and the engines (socket, and the
+// tx.destination of afxdp and dpdk) share it.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "net/ip_address.h"
 #include "netdaq/config.h"
 
 namespace netdaq::detail {
@@ -15,8 +17,9 @@ struct Endpoint {
   Protocol protocol = Protocol::udp;
   std::string host;   // as written, without brackets
   uint16_t port = 0;
-  bool ipv6 = false;  // host is an IPv6 literal
+  bool ipv6 = false;  // host is an IPv6 literal (written in brackets)
   bool multicast = false;  // host is an IPv4/IPv6 multicast literal
+  std::optional<IpAddress> ip;  // host as an IP literal (parse_ip); nullopt for a host name
   std::string to_string() const;
 };
 

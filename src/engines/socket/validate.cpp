@@ -1,6 +1,7 @@
 // Socket engine: endpoints, multicast, TCP message size and the memory its queues may use.
-#include "core/config_check.h"
-#include "core/endpoint.h"
+#include "engines/socket/validate.h"
+#include "netdaq/engines/socket.h"
+#include "net/endpoint.h"
 
 namespace netdaq::detail {
 
@@ -37,7 +38,7 @@ void check_cpu_memory(Checker& c, const std::vector<QueueConfig>& queues, const 
 
 // A TCP message is received into one buffer of the queue's payload region (its last region).
 void check_tcp_message(Checker& c, const InterfaceConfig& iface, const std::string& path) {
-  const uint32_t max = iface.socket.tcp_max_message;
+  const uint32_t max = iface.options.get<SocketOptions>().tcp_max_message;
   if (max == 0) return;
   for (const auto& q : iface.rx.queues) {
     if (q.memory_regions.empty()) continue;
@@ -60,8 +61,8 @@ void check_socket_engine(Checker& c, const InterfaceConfig& iface, const std::st
 
   // The interface joins a group on it (rx) or sends group traffic out of it (tx).
   const bool uses_multicast = (local && local->multicast) || (remote && remote->multicast);
-  if (!iface.socket.multicast_interface.empty() && !uses_multicast)
-    c.error(path + ".socket.multicast_interface", iface.socket.multicast_interface,
+  if (!iface.options.get<SocketOptions>().multicast_interface.empty() && !uses_multicast)
+    c.error(path + ".socket.multicast_interface", iface.options.get<SocketOptions>().multicast_interface,
             "is only allowed when address or tx.destination is a multicast group (e.g. udp://239.1.2.3:5000)");
   if (local && local->protocol == Protocol::tcp) check_tcp_message(c, iface, path);
   check_cpu_memory(c, iface.rx.queues, path + ".rx.queues");

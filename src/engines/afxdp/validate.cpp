@@ -1,13 +1,15 @@
 // afxdp engine: the netdev, the AF_XDP rings and the UMEM they share, the headers it writes
 // for tx, and the sizes of its eBPF program's maps. Reads nothing from the system.
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <bit>
 #include <cctype>
 
-#include "core/config_check.h"
-#include "core/endpoint.h"
+#include "engines/afxdp/validate.h"
+#include "net/endpoint.h"
+#include "net/ip_address.h"
+#include "net/mac_address.h"
+#include "engines/afxdp/limits.h"
+#include "netdaq/engines/afxdp.h"
 
 namespace netdaq::detail {
 
@@ -19,7 +21,7 @@ constexpr const char* kDestinationForm = "udp://IP:PORT (IPv6: udp://[fd00::1]:P
 
 // The kernel's dev_valid_name(), so a bad name fails here and not when the session opens.
 bool is_netdev_name(const std::string& name) {
-  if (name.empty() || name.size() > kMaxNetdevName || name == "." || name == "..") return false;
+  if (name.empty() || name.size() > afxdp_limits::kMaxNetdevName || name == "." || name == "..") return false;
   return std::none_of(name.begin(), name.end(),
                       [](char ch) { return ch == '/' || ch == ':' || std::isspace(static_cast<unsigned char>(ch)); });
 }
@@ -38,10 +40,10 @@ void check_address(Checker& c, const InterfaceConfig& iface, const std::string& 
 
 // AF_XDP ring sizes must be powers of two; the limits keep the rings and the UMEM sensible.
 void check_ring(Checker& c, const std::string& key, uint32_t size) {
-  if (!limits::xsk_ring.contains(uint64_t{size}) || !std::has_single_bit(size))
+  if (!afxdp_limits::xsk_ring.contains(uint64_t{size}) || !std::has_single_bit(size))
     c.error(key, std::to_string(size),
-            "must be a power of two " + std::to_string(limits::xsk_ring.min) + ".." +
-                std::to_string(limits::xsk_ring.max) + " (AF_XDP ring descriptors)");
+            "must be a power of two " + std::to_string(afxdp_limits::xsk_ring.min) + ".." +
+                std::to_string(afxdp_limits::xsk_ring.max) + " (AF_XDP ring descriptors)");
 }
 
 template <class E, size_t N>
@@ -52,14 +54,14 @@ void check_choice(Checker& c, const std::string& key, E value, const std::array<
 }
 
 void check_options(Checker& c, const AfxdpOptions& a, const std::string& path) {
-  check_choice(c, path + ".attach", a.attach, kXdpAttachNames);
-  check_choice(c, path + ".mode", a.mode, kXskModeNames);
+  check_choice(c, path + ".attach", a.attach, afxdp_limits::kXdpAttachNames);
+  check_choice(c, path + ".mode", a.mode, afxdp_limits::kXskModeNames);
   // Generic XDP hands the socket a copy of every packet: zero-copy would be a promise not kept.
   if (a.attach == XdpAttach::generic && a.mode == XskMode::zero_copy)
     c.error(path + ".mode", "zero_copy",
             "needs driver XDP, but attach is generic (which copies every packet): set attach to native or auto, "
             "or mode to copy or auto");
-  c.range(path + ".busy_poll_budget", a.busy_poll_budget, limits::busy_poll_budget);
+  c.range(path + ".busy_poll_budget", a.busy_poll_budget, afxdp_limits::busy_poll_budget);
   check_ring(c, path + ".rx_ring", a.rx_ring);
   check_ring(c, path + ".fill_ring", a.fill_ring);
   check_ring(c, path + ".tx_ring", a.tx_ring);
@@ -71,7 +73,7 @@ void check_options(Checker& c, const AfxdpOptions& a, const std::string& path) {
 // fill ring; tx: the completion ring).
 void check_umem(Checker& c, const InterfaceConfig& iface, bool rx, const std::string& path) {
   const auto& queues = rx ? iface.rx.queues : iface.tx.queues;
-  const uint32_t ring = rx ? iface.afxdp.fill_ring : iface.afxdp.comp_ring;
+  const uint32_t ring = rx ? iface.options.get<AfxdpOptions>().fill_ring : iface.options.get<AfxdpOptions>().comp_ring;
   const char* ring_name = rx ? "fill_ring" : "comp_ring";
   bool ring_reported = false;
   for (size_t j = 0; j < queues.size(); ++j) {
@@ -90,7 +92,7 @@ void check_umem(Checker& c, const InterfaceConfig& iface, bool rx, const std::st
                 "region '" + r->name +
                     "' is device memory; the afxdp engine needs host memory (kind host, huge, pinned or mapped): the "
                     "AF_XDP UMEM is host pages the kernel writes packets into");
-      if (std::find(kAfxdpBufSizes.begin(), kAfxdpBufSizes.end(), r->buf_size) == kAfxdpBufSizes.end())
+      if (std::find(afxdp_limits::kBufSizes.begin(), afxdp_limits::kBufSizes.end(), r->buf_size) == afxdp_limits::kBufSizes.end())
         c.error(rkey, r->name,
                 "region '" + r->name + "' has buf_size " + std::to_string(r->buf_size) +
                     "; the afxdp engine needs buf_size 2048 or 4096 (an AF_XDP UMEM chunk is a power of two from "
@@ -108,7 +110,7 @@ void check_umem(Checker& c, const InterfaceConfig& iface, bool rx, const std::st
 }
 
 // The destination of the headers the engine writes: a unicast IP literal over UDP.
-std::optional<IpLiteral> check_destination(Checker& c, const InterfaceConfig& iface, const std::string& path) {
+std::optional<IpAddress> check_destination(Checker& c, const InterfaceConfig& iface, const std::string& path) {
   const std::string key = path + ".tx.destination";
   const std::string& url = iface.tx.destination;
   if (url.empty()) {
@@ -129,7 +131,7 @@ std::optional<IpLiteral> check_destination(Checker& c, const InterfaceConfig& if
         std::string("must be ") + kDestinationForm + ": the afxdp engine sends UDP only (TCP needs the socket engine)");
     return std::nullopt;
   }
-  const auto ip = parse_ip(ep->host);
+  const auto& ip = ep->ip;
   if (!ip) {
     c.error(
         key, url,
@@ -145,9 +147,9 @@ std::optional<IpLiteral> check_destination(Checker& c, const InterfaceConfig& if
 }
 
 void check_tx_headers(Checker& c, const InterfaceConfig& iface, const std::string& path) {
-  const AfxdpOptions& a = iface.afxdp;
+  const AfxdpOptions& a = iface.options.get<AfxdpOptions>();
   const auto destination = check_destination(c, iface, path);
-  if (!a.dst_mac.empty() && !is_mac(a.dst_mac))
+  if (!a.dst_mac.empty() && !parse_mac(a.dst_mac))
     c.error(path + ".afxdp.dst_mac", a.dst_mac,
             "must be a MAC address like 02:00:00:00:00:01 (six hex bytes separated by ':')");
   if (a.src_ip.empty()) return;
@@ -164,19 +166,19 @@ void check_tx_headers(Checker& c, const InterfaceConfig& iface, const std::strin
 void check_rx_queue_ids(Checker& c, const InterfaceConfig& iface, const std::string& path) {
   for (size_t j = 0; j < iface.rx.queues.size(); ++j) {
     const uint16_t id = iface.rx.queues[j].id;
-    if (id >= kMaxAfxdpRxQueues)
+    if (id >= afxdp_limits::kMaxRxQueues)
       c.error(path + ".rx.queues[" + std::to_string(j) + "].id", std::to_string(id),
-              "must be 0.." + std::to_string(kMaxAfxdpRxQueues - 1) +
+              "must be 0.." + std::to_string(afxdp_limits::kMaxRxQueues - 1) +
                   " for the afxdp engine (a NIC rx queue id; its eBPF program has " +
-                  std::to_string(kMaxAfxdpRxQueues) + " AF_XDP socket slots)");
+                  std::to_string(afxdp_limits::kMaxRxQueues) + " AF_XDP socket slots)");
   }
 }
 
 void check_flow_count(Checker& c, const InterfaceConfig& iface, const std::string& path) {
   const size_t n = iface.rx.flows.size();
-  if (n > kMaxAfxdpFlows)
+  if (n > afxdp_limits::kMaxFlows)
     c.error(path + ".rx.flows", std::to_string(n) + " flows",
-            "the afxdp engine matches at most " + std::to_string(kMaxAfxdpFlows) +
+            "the afxdp engine matches at most " + std::to_string(afxdp_limits::kMaxFlows) +
                 " flows per interface (the size of its eBPF flow table); has " + std::to_string(n));
 }
 
@@ -184,7 +186,7 @@ void check_flow_count(Checker& c, const InterfaceConfig& iface, const std::strin
 
 void check_afxdp_engine(Checker& c, const InterfaceConfig& iface, const std::string& path) {
   check_address(c, iface, path);
-  check_options(c, iface.afxdp, path + ".afxdp");
+  check_options(c, iface.options.get<AfxdpOptions>(), path + ".afxdp");
   check_umem(c, iface, true, path);
   check_umem(c, iface, false, path);
   check_tx_headers(c, iface, path);

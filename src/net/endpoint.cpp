@@ -1,6 +1,4 @@
-#include "core/endpoint.h"
-
-#include <arpa/inet.h>
+#include "net/endpoint.h"
 
 #include <charconv>
 
@@ -48,13 +46,11 @@ std::optional<Endpoint> parse_endpoint(std::string_view url, std::string* error)
     return fail("port must be a number 0..65535");
   ep.port = static_cast<uint16_t>(port);
 
-  unsigned char buf[16];
-  if (ep.ipv6) {
-    if (inet_pton(AF_INET6, ep.host.c_str(), buf) != 1) return fail("'" + ep.host + "' is not an IPv6 address");
-    ep.multicast = buf[0] == 0xff;
-  } else if (inet_pton(AF_INET, ep.host.c_str(), buf) == 1) {
-    ep.multicast = (buf[0] & 0xf0) == 0xe0;
-  }  // else a host name, resolved when the engine opens the queue
+  // In brackets an IPv6 literal; otherwise an IPv4 literal or a host name, resolved when the
+  // engine opens the queue (without brackets a host has no ':', so it cannot be IPv6).
+  ep.ip = parse_ip(ep.host);
+  if (ep.ipv6 && (!ep.ip || !ep.ip->is_v6())) return fail("'" + ep.host + "' is not an IPv6 address");
+  ep.multicast = ep.ip && ep.ip->is_multicast();
   return ep;
 }
 
