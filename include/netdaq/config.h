@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "netdaq/option_blocks.h"
 #include "netdaq/sample_format.h"
 #include "netdaq/status.h"
 
@@ -132,107 +133,17 @@ struct TxConfig {
 
 enum class Protocol : uint8_t { udp, tcp };
 
-// Options of the socket engine (ignored by rdma; on an afxdp or dpdk interface, options that
-// differ from these defaults are a validation error).
-struct SocketOptions {
-  bool gro = true;                // UDP GRO on receive when the kernel has it
-  bool gso = true;                // UDP GSO on send when the kernel has it
-  uint32_t rcvbuf = 32u << 20;    // SO_RCVBUF (bytes; raised with SO_RCVBUFFORCE as root)
-  uint32_t sndbuf = 8u << 20;
-  uint32_t busy_poll_us = 0;      // SO_BUSY_POLL
-  std::string multicast_interface;  // netdev to join the group on (address is a group)
-  uint32_t tcp_max_message = 0;   // TCP: largest message accepted (0 = payload buf_size)
-  uint32_t reconnect_ms = 200;    // TCP client: delay between reconnect attempts
-};
-
-// Options of the afxdp engine; docs/afxdp-engine.md. On another engine's interface, options
-// that differ from these defaults are a validation error.
-enum class XdpAttach : uint8_t {
-  automatic,  // native (driver) XDP, generic (skb) XDP when the driver has none
-  native,     // driver XDP only: fail if the driver cannot
-  generic,    // skb XDP: every driver, slower
-};
-const char* to_string(XdpAttach a) noexcept;
-
-enum class XskMode : uint8_t {
-  automatic,  // zero-copy when the driver can, else copy (the reason is logged)
-  zero_copy,  // fail if the driver cannot
-  copy,       // the kernel copies packets into the UMEM
-};
-const char* to_string(XskMode m) noexcept;
-
-struct AfxdpOptions {
-  XdpAttach attach = XdpAttach::automatic;
-  XskMode mode = XskMode::automatic;
-  bool need_wakeup = true;        // XDP_USE_NEED_WAKEUP: syscalls only when the kernel asks
-  uint32_t busy_poll_us = 0;      // SO_PREFER_BUSY_POLL + SO_BUSY_POLL (0 = off)
-  uint32_t busy_poll_budget = 64; // SO_BUSY_POLL_BUDGET (packets per busy poll)
-  // Ring sizes: descriptors, each a power of two 64..16384.
-  uint32_t rx_ring = 2048;
-  uint32_t fill_ring = 2048;      // buffers each rx queue lends the kernel (<= its region's num_bufs;
-                                  // counted in the pool budget)
-  uint32_t tx_ring = 2048;        // packets in flight per tx queue (counted in the pool budget)
-  uint32_t comp_ring = 2048;      // <= the num_bufs of each tx queue's region
-  // TX: Ethernet/IP/UDP headers the engine writes in front of each payload.
-  std::string dst_mac;            // default: the neighbour table entry of tx.destination
-  std::string src_ip;             // default: the interface's first address of the family
-  uint16_t src_port = 0;          // default: tx.destination's port
-};
-
-// Options of the dpdk engine's port; docs/dpdk-engine.md. On another engine's interface,
-// options that differ from these defaults are a validation error.
-enum class DpdkLoopback : uint8_t {
-  none,
-  software,  // the engine hands tx bursts to the rx queue of the same id (no NIC involved)
-  hardware,  // the port's own loopback (rte_eth_conf.lpbk_mode = 1), where the PMD has one
-};
-const char* to_string(DpdkLoopback l) noexcept;
-
-struct DpdkOptions {
-  uint16_t rx_desc = 1024;        // descriptors per rx queue (64..32768)
-  uint16_t tx_desc = 1024;        // descriptors per tx queue (counted in the pool budget)
-  uint32_t mtu = 0;               // 0: leave the port's MTU
-  bool promiscuous = true;
-  bool isolate = false;           // rte_flow isolated mode: only the flows reach netdaq, the
-                                  // rest goes to the kernel (PMDs with a kernel side: mlx5, tap)
-  DpdkLoopback loopback = DpdkLoopback::none;
-  bool tx_checksum_offload = true;  // IPv4/UDP checksums by the NIC where it can, else by the CPU
-  uint32_t mempool_cache = 256;   // mbufs cached per lcore (0..512)
-  bool raw_frames = false;        // rx: hand over whole Ethernet frames (any protocol, e.g.
-                                  // eCPRI) instead of UDP payloads; no software flow matching
-  // TX: Ethernet/IPv4/UDP headers the engine writes in front of each payload.
-  std::string dst_mac;            // required for tx (DPDK has no neighbour table)
-  std::string src_ip;             // required for tx
-  uint16_t src_port = 0;          // default: tx.destination's port
-};
-
 struct InterfaceConfig {
   std::string name;
-  std::string engine = "socket";  // socket | afxdp | dpdk | rdma
+  std::string engine = "socket";  // a registered engine (netdaq::engines())
   std::string address;            // socket: udp://host:port or tcp://host:port to bind/listen;
                                   // afxdp: the netdev (e.g. eth1); dpdk: a PCI address
                                   // (0000:3b:00.0) or a virtual device with its arguments
                                   // (net_af_xdp0,iface=veth1)
   RxConfig rx;
   TxConfig tx;
-  SocketOptions socket;
-  AfxdpOptions afxdp;
-  DpdkOptions dpdk;
-};
-
-// DPDK's environment (EAL), one per process: the first Session with a dpdk interface
-// initialises it from its config; later sessions must ask for the same EAL or none.
-struct EalConfig {
-  std::vector<int> cores;         // CPUs EAL lcores run on (-l); default: main_core only
-  int main_core = -1;             // --main-lcore; default: first of cores, else the first CPU
-                                  // this process may run on
-  bool hugepages = true;          // false: --no-huge (plain memory; slower, vdevs only)
-  uint32_t memory_mb = 256;       // memory EAL reserves for mbuf headers, rings and queues
-  std::string file_prefix;        // default netdaq-<pid>: processes never share EAL files
-  std::vector<std::string> allow; // PCI devices EAL may use besides the dpdk interfaces' own
-  std::vector<std::string> vdevs; // virtual devices besides the dpdk interfaces' own
-  std::vector<std::string> args;  // further EAL arguments, verbatim (e.g. --log-level=pmd,8)
-  bool operator==(const EalConfig&) const = default;
+  // The engines' option blocks (socket:, afxdp:, dpdk:, ...): netdaq/engines/<name>.h.
+  OptionBlocks options;
 };
 
 // What `netdaq run` does with the configured queues (ignored by the library).
@@ -256,7 +167,8 @@ struct Config {
   std::vector<InterfaceConfig> interfaces;
   RunConfig run;
   LogConfig log;
-  EalConfig eal;
+  // The engines' process-wide option blocks (eal: of the dpdk engine).
+  OptionBlocks options;
 
   std::string source = "<c++>";  // file the config came from
   SourceMap locations;           // key path -> where it was written

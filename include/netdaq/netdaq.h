@@ -3,6 +3,10 @@
 
 #include "netdaq/burst.h"
 #include "netdaq/config.h"
+#include "netdaq/engine_info.h"
+#include "netdaq/engines/afxdp.h"
+#include "netdaq/engines/dpdk.h"
+#include "netdaq/engines/socket.h"
 #include "netdaq/gpu.h"
 #include "netdaq/payload.h"
 #include "netdaq/session.h"

@@ -25,20 +25,22 @@ enum class DropReason : uint8_t {
 inline constexpr size_t kDropReasons = static_cast<size_t>(DropReason::count_);
 const char* to_string(DropReason r) noexcept;
 
+// A snapshot of one queue. [counter]: only grows, from 0 when the Session opened (rates
+// are differences of two snapshots). [gauge]: the value now, up or down.
 struct QueueStats {
   std::string interface;
   std::string queue;        // queue name, e.g. "sensor0/rx0"
   bool is_rx = true;
-  uint64_t packets = 0;     // delivered to the application (RX) / accepted by the engine (TX)
-  uint64_t bytes = 0;       // payload bytes of those packets
-  uint64_t bursts = 0;
-  uint64_t copies = 0;      // bytes copied on the data path (socket engine, staging)
-  std::array<uint64_t, kDropReasons> drops{};
-  uint64_t errors = 0;      // OS errors seen (each also logged, rate-limited)
-  uint64_t connections = 0; // TCP: connections accepted / established
-  uint64_t pool_in_use = 0; // buffers currently held (gauge)
+  uint64_t packets = 0;     // [counter] delivered to the application (RX) / accepted by the engine (TX)
+  uint64_t bytes = 0;       // [counter] payload bytes of those packets
+  uint64_t bursts = 0;      // [counter]
+  uint64_t copies = 0;      // [counter] bytes copied on the data path (socket engine, staging)
+  std::array<uint64_t, kDropReasons> drops{};  // [counter] per drop reason
+  uint64_t errors = 0;      // [counter] OS errors seen (each also logged, rate-limited)
+  uint64_t connections = 0; // [counter] TCP: connections accepted / established
+  uint64_t pool_in_use = 0; // [gauge] buffers currently held
   std::string mode;         // how the engine runs the queue, e.g. "afxdp native zero-copy"
-  // Raw engine counters behind the drop reasons (e.g. XSK rx_ring_full), for diagnosis.
+  // [counter] Raw engine counters behind the drop reasons (e.g. XSK rx_ring_full), for diagnosis.
   std::vector<std::pair<std::string, uint64_t>> engine_counters;
 
   uint64_t total_drops() const noexcept;
@@ -46,6 +48,7 @@ struct QueueStats {
 };
 
 // Counters of one configured flow, kept by engines that classify packets (afxdp's eBPF program).
+// Every number here is a [counter].
 struct FlowStats {
   std::string interface;
   uint32_t flow = 0;          // flow id; ignore when unmatched

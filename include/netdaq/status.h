@@ -1,4 +1,5 @@
-// Error types. Setup code throws these; the hot path returns Status instead.
+// Error types. Setup code throws these; the hot path never throws (an empty burst or a
+// count of packets taken, and a drop reason in the queue's stats).
 #pragma once
 
 #include <cstdint>
@@ -7,17 +8,6 @@
 #include <vector>
 
 namespace netdaq {
-
-// Result of a hot-path call (poll, allocate, send). Never thrown.
-enum class Status : uint8_t {
-  ok,
-  empty,        // nothing available right now
-  ring_full,    // a ring between threads is full; the burst was counted as dropped
-  pool_empty,   // the buffer pool had no free buffers
-  closed,       // the queue or connection is closed
-  error,        // an OS or engine error; see the queue's stats and log
-};
-const char* to_string(Status s) noexcept;
 
 enum class Errc : uint8_t {
   invalid_config,

@@ -1,83 +1,26 @@
 // Names of enums and small lookups on Config and QueueStats.
+#include "core/config_limits.h"
 #include "netdaq/config.h"
 #include "netdaq/stats.h"
 
 namespace netdaq {
 
-const char* to_string(MemoryKind k) noexcept {
-  switch (k) {
-    case MemoryKind::host: return "host";
-    case MemoryKind::huge: return "huge";
-    case MemoryKind::pinned: return "pinned";
-    case MemoryKind::mapped: return "mapped";
-    case MemoryKind::device: return "device";
-  }
-  return "?";
+namespace {
+// The name of an enum value from its table in core/config_limits.h (the YAML reader's too).
+template <class E, size_t N>
+const char* name_of(E value, const std::array<std::string_view, N>& names) noexcept {
+  const auto i = static_cast<size_t>(value);
+  return i < N ? names[i].data() : "?";
 }
+}  // namespace
 
-const char* to_string(PollMode m) noexcept { return m == PollMode::worker ? "worker" : "direct"; }
-
-const char* to_string(SampleFormat f) noexcept {
-  switch (f) {
-    case SampleFormat::raw: return "raw";
-    case SampleFormat::int4: return "int4";
-    case SampleFormat::int8: return "int8";
-    case SampleFormat::int16: return "int16";
-    case SampleFormat::fp16: return "fp16";
-    case SampleFormat::bf16: return "bf16";
-    case SampleFormat::fp32: return "fp32";
-  }
-  return "?";
-}
-
-const char* to_string(ByteOrder o) noexcept { return o == ByteOrder::big ? "big" : "little"; }
-
-const char* to_string(ReorderMode m) noexcept { return m == ReorderMode::arrival ? "arrival" : "sequence"; }
-
-const char* to_string(Staging s) noexcept {
-  switch (s) {
-    case Staging::automatic: return "auto";
-    case Staging::copy: return "copy";
-    case Staging::direct: return "direct";
-  }
-  return "?";
-}
-
-const char* to_string(LaunchMode m) noexcept {
-  switch (m) {
-    case LaunchMode::per_burst: return "per_burst";
-    case LaunchMode::graph: return "graph";
-    case LaunchMode::persistent: return "persistent";
-  }
-  return "?";
-}
-
-const char* to_string(XdpAttach a) noexcept {
-  switch (a) {
-    case XdpAttach::automatic: return "auto";
-    case XdpAttach::native: return "native";
-    case XdpAttach::generic: return "generic";
-  }
-  return "?";
-}
-
-const char* to_string(XskMode m) noexcept {
-  switch (m) {
-    case XskMode::automatic: return "auto";
-    case XskMode::zero_copy: return "zero_copy";
-    case XskMode::copy: return "copy";
-  }
-  return "?";
-}
-
-const char* to_string(DpdkLoopback l) noexcept {
-  switch (l) {
-    case DpdkLoopback::none: return "none";
-    case DpdkLoopback::software: return "software";
-    case DpdkLoopback::hardware: return "hardware";
-  }
-  return "?";
-}
+const char* to_string(MemoryKind k) noexcept { return name_of(k, detail::kMemoryKindNames); }
+const char* to_string(PollMode m) noexcept { return name_of(m, detail::kPollModeNames); }
+const char* to_string(SampleFormat f) noexcept { return name_of(f, detail::kSampleFormatNames); }
+const char* to_string(ByteOrder o) noexcept { return name_of(o, detail::kByteOrderNames); }
+const char* to_string(ReorderMode m) noexcept { return name_of(m, detail::kReorderModeNames); }
+const char* to_string(Staging s) noexcept { return name_of(s, detail::kStagingNames); }
+const char* to_string(LaunchMode m) noexcept { return name_of(m, detail::kLaunchModeNames); }
 
 const char* to_string(DropReason r) noexcept {
   switch (r) {

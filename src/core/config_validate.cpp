@@ -3,6 +3,7 @@
 
 #include "core/config_check.h"
 #include "core/config_suggest.h"
+#include "core/engine_descriptor.h"
 #include "netdaq/config.h"
 
 namespace netdaq {
@@ -52,7 +53,8 @@ std::vector<ConfigIssue> Config::validate() const {
   detail::Checker c(*this);
   detail::check_regions(c);
   detail::check_interfaces(c);
-  detail::check_eal(c);
+  for (const auto* engine : detail::engine_descriptors())
+    if (engine->validate_config) engine->validate_config(c);
   detail::check_pool_budgets(c);
   detail::check_run_and_log(c);
   return c.take();

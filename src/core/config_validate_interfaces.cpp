@@ -5,16 +5,19 @@
 
 #include "core/config_check.h"
 #include "core/config_suggest.h"
+#include "core/engine_descriptor.h"
 #include "netdaq/session.h"
 
 namespace netdaq::detail {
 
 namespace {
 
+// Known engines are described (core/engine_descriptor.h); one registered under another name
+// (tests, out-of-tree engines) is valid too.
 void check_engine(Checker& c, const InterfaceConfig& iface, const std::string& path,
                   const std::vector<std::string>& built_in) {
   if (std::find(built_in.begin(), built_in.end(), iface.engine) != built_in.end()) return;
-  const std::span<const std::string_view> known(kEngineNames);
+  const std::vector<std::string_view> known = described_engine_names();
   if (std::find(known.begin(), known.end(), iface.engine) != known.end()) {
     c.error(path + ".engine", iface.engine,
             "engine '" + iface.engine + "' is not built into this netdaq (built in: " +
@@ -57,9 +60,7 @@ void check_interfaces(Checker& c) {
     check_queues(c, iface, path);
     check_flows(c, iface, path);
     check_reorder(c, iface, path);
-    if (iface.engine == "socket") check_socket_engine(c, iface, path);
-    if (iface.engine == "afxdp") check_afxdp_engine(c, iface, path);
-    if (iface.engine == "dpdk") check_dpdk_engine(c, iface, path);
+    if (const auto* engine = find_descriptor(iface.engine); engine && engine->validate) engine->validate(c, iface, path);
     check_other_engine_options(c, iface, path);
   }
 }

@@ -3,6 +3,10 @@
 #include "core/config_check.h"
 #include "core/pool_budget.h"
 
+#include <algorithm>
+
+#include "core/engine_descriptor.h"
+
 namespace netdaq::detail {
 
 namespace {
@@ -17,30 +21,27 @@ std::string describe(const PoolUser& u) {
   if (u.gpu_buffers)
     s += " + " + std::to_string(u.gpu_buffers) + " held by the GPU (bursts_in_flight x (batch_size + job_packets))";
   if (u.engine_buffers) {
-    const bool dpdk = u.iface->engine == "dpdk";
     s += " + " + std::to_string(u.engine_buffers);
-    if (dpdk)
-      s += u.rx ? " in the NIC's ring and the mempool cache (dpdk.rx_desc " + std::to_string(u.iface->dpdk.rx_desc) +
-                      " + dpdk.mempool_cache " + std::to_string(u.iface->dpdk.mempool_cache) + ")"
-                : std::string(" in flight (dpdk.tx_desc)");
-    else
-      s += u.rx ? " in the kernel (afxdp.fill_ring)" : " in flight (afxdp.tx_ring)";
+    if (const EngineDescriptor* engine = find_descriptor(u.iface->engine); engine && engine->lent_buffers_why)
+      s += engine->lent_buffers_why(*u.iface, u.rx);
   }
   return s + " = " + std::to_string(u.buffers) + ")";
 }
 
 // What to lower besides num_bufs to raise: the knobs the users' numbers come from.
 std::string knobs(const PoolBudget& b) {
-  bool fill = false, tx = false, rx_desc = false, tx_desc = false;
-  for (const auto& u : b.users) {
-    const bool dpdk = u.iface->engine == "dpdk";
-    fill = fill || (u.rx && u.engine_buffers && !dpdk);
-    tx = tx || (!u.rx && u.engine_buffers && !dpdk);
-    rx_desc = rx_desc || (u.rx && u.engine_buffers && dpdk);
-    tx_desc = tx_desc || (!u.rx && u.engine_buffers && dpdk);
+  // Each engine's knobs once, in the order engines are described, rx before tx.
+  std::string s = "ring_depth / batch_size";
+  for (const auto* engine : engine_descriptors()) {
+    for (bool rx : {true, false}) {
+      const bool used = std::any_of(b.users.begin(), b.users.end(), [&](const PoolUser& u) {
+        return u.rx == rx && u.engine_buffers && u.iface->engine == engine->name;
+      });
+      const std::string& knobs = rx ? engine->lent_knobs_rx : engine->lent_knobs_tx;
+      if (used && !knobs.empty()) s += " / " + knobs;
+    }
   }
-  return std::string("ring_depth / batch_size") + (fill ? " / afxdp.fill_ring" : "") + (tx ? " / afxdp.tx_ring" : "") +
-         (rx_desc ? " / dpdk.rx_desc / dpdk.mempool_cache" : "") + (tx_desc ? " / dpdk.tx_desc" : "");
+  return s;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "core/config_yaml_fields.h"
 
+#include "core/engine_descriptor.h"
+
 namespace netdaq::detail {
 
 namespace {
@@ -9,9 +11,6 @@ static_assert(static_cast<size_t>(PollMode::worker) + 1 == kPollModeNames.size()
 static_assert(static_cast<size_t>(SampleFormat::fp32) + 1 == kSampleFormatNames.size());
 static_assert(static_cast<size_t>(LaunchMode::persistent) + 1 == kLaunchModeNames.size());
 static_assert(static_cast<size_t>(Staging::direct) + 1 == kStagingNames.size());
-static_assert(static_cast<size_t>(XdpAttach::generic) + 1 == kXdpAttachNames.size());
-static_assert(static_cast<size_t>(XskMode::copy) + 1 == kXskModeNames.size());
-static_assert(static_cast<size_t>(DpdkLoopback::hardware) + 1 == kDpdkLoopbackNames.size());
 
 using Node = YAML::Node;
 using Path = std::string;
@@ -125,65 +124,27 @@ void read_tx(YamlReader& r, const Node& n, const Path& path, TxConfig& tx) {
   });
 }
 
-void read_socket(YamlReader& r, const Node& n, const Path& path, SocketOptions& s) {
-  r.map(n, path, {
-      {"gro", [&](const Node& v, const Path& p) { r.boolean(v, p, s.gro); }},
-      {"gso", [&](const Node& v, const Path& p) { r.boolean(v, p, s.gso); }},
-      {"rcvbuf", [&](const Node& v, const Path& p) { r.integer(v, p, s.rcvbuf); }},
-      {"sndbuf", [&](const Node& v, const Path& p) { r.integer(v, p, s.sndbuf); }},
-      {"busy_poll_us", [&](const Node& v, const Path& p) { r.integer(v, p, s.busy_poll_us); }},
-      {"multicast_interface", [&](const Node& v, const Path& p) { r.text(v, p, s.multicast_interface); }},
-      {"tcp_max_message", [&](const Node& v, const Path& p) { r.integer(v, p, s.tcp_max_message); }},
-      {"reconnect_ms", [&](const Node& v, const Path& p) { r.integer(v, p, s.reconnect_ms); }},
-  });
-}
-
-void read_afxdp(YamlReader& r, const Node& n, const Path& path, AfxdpOptions& a) {
-  r.map(n, path, {
-      {"attach", [&](const Node& v, const Path& p) { r.choice(v, p, a.attach, kXdpAttachNames); }},
-      {"mode", [&](const Node& v, const Path& p) { r.choice(v, p, a.mode, kXskModeNames); }},
-      {"need_wakeup", [&](const Node& v, const Path& p) { r.boolean(v, p, a.need_wakeup); }},
-      {"busy_poll_us", [&](const Node& v, const Path& p) { r.integer(v, p, a.busy_poll_us); }},
-      {"busy_poll_budget",
-       [&](const Node& v, const Path& p) { r.integer(v, p, a.busy_poll_budget, limits::busy_poll_budget); }},
-      {"rx_ring", [&](const Node& v, const Path& p) { r.integer(v, p, a.rx_ring, limits::xsk_ring); }},
-      {"fill_ring", [&](const Node& v, const Path& p) { r.integer(v, p, a.fill_ring, limits::xsk_ring); }},
-      {"tx_ring", [&](const Node& v, const Path& p) { r.integer(v, p, a.tx_ring, limits::xsk_ring); }},
-      {"comp_ring", [&](const Node& v, const Path& p) { r.integer(v, p, a.comp_ring, limits::xsk_ring); }},
-      {"dst_mac", [&](const Node& v, const Path& p) { r.text(v, p, a.dst_mac); }},
-      {"src_ip", [&](const Node& v, const Path& p) { r.text(v, p, a.src_ip); }},
-      {"src_port", [&](const Node& v, const Path& p) { r.integer(v, p, a.src_port); }},
-  });
-}
-
-void read_dpdk(YamlReader& r, const Node& n, const Path& path, DpdkOptions& d) {
-  r.map(n, path, {
-      {"rx_desc", [&](const Node& v, const Path& p) { r.integer(v, p, d.rx_desc, limits::dpdk_desc); }},
-      {"tx_desc", [&](const Node& v, const Path& p) { r.integer(v, p, d.tx_desc, limits::dpdk_desc); }},
-      {"mtu", [&](const Node& v, const Path& p) { r.integer(v, p, d.mtu); }},
-      {"promiscuous", [&](const Node& v, const Path& p) { r.boolean(v, p, d.promiscuous); }},
-      {"isolate", [&](const Node& v, const Path& p) { r.boolean(v, p, d.isolate); }},
-      {"loopback", [&](const Node& v, const Path& p) { r.choice(v, p, d.loopback, kDpdkLoopbackNames); }},
-      {"tx_checksum_offload", [&](const Node& v, const Path& p) { r.boolean(v, p, d.tx_checksum_offload); }},
-      {"mempool_cache", [&](const Node& v, const Path& p) { r.integer(v, p, d.mempool_cache, limits::mempool_cache); }},
-      {"raw_frames", [&](const Node& v, const Path& p) { r.boolean(v, p, d.raw_frames); }},
-      {"dst_mac", [&](const Node& v, const Path& p) { r.text(v, p, d.dst_mac); }},
-      {"src_ip", [&](const Node& v, const Path& p) { r.text(v, p, d.src_ip); }},
-      {"src_port", [&](const Node& v, const Path& p) { r.integer(v, p, d.src_port); }},
-  });
+// The engines' option blocks of one level (interface or top) as map fields: each block is
+// read by its engine's declarations into `blocks`.
+void add_engine_blocks(YamlReader& r, std::vector<YamlReader::Field>& fields, OptionBlocks& blocks, bool top_level) {
+  for (const auto* engine : engine_descriptors())
+    for (const auto& spec : engine->blocks)
+      if (spec.top_level == top_level)
+        fields.push_back({spec.key, [&r, &blocks, &spec](const Node& v, const Path& p) {
+                            spec.read(r, v, p, blocks.find_or_make(spec.key, spec.make));
+                          }});
 }
 
 void read_interface(YamlReader& r, const Node& n, const Path& path, InterfaceConfig& i) {
-  r.map(n, path, {
+  std::vector<YamlReader::Field> fields{
       {"name", [&](const Node& v, const Path& p) { r.text(v, p, i.name); }},
       {"engine", [&](const Node& v, const Path& p) { r.text(v, p, i.engine); }},
       {"address", [&](const Node& v, const Path& p) { r.text(v, p, i.address); }},
       {"rx", [&](const Node& v, const Path& p) { read_rx(r, v, p, i.rx); }},
       {"tx", [&](const Node& v, const Path& p) { read_tx(r, v, p, i.tx); }},
-      {"socket", [&](const Node& v, const Path& p) { read_socket(r, v, p, i.socket); }},
-      {"afxdp", [&](const Node& v, const Path& p) { read_afxdp(r, v, p, i.afxdp); }},
-      {"dpdk", [&](const Node& v, const Path& p) { read_dpdk(r, v, p, i.dpdk); }},
-  });
+  };
+  add_engine_blocks(r, fields, i.options, false);
+  r.map(n, path, fields);
 }
 
 void read_run(YamlReader& r, const Node& n, const Path& path, RunConfig& run) {
@@ -202,32 +163,10 @@ void read_log(YamlReader& r, const Node& n, const Path& path, LogConfig& log) {
   r.map(n, path, {{"level", [&](const Node& v, const Path& p) { r.text(v, p, log.level); }}});
 }
 
-void read_strings(YamlReader& r, const Node& n, const Path& path, std::string_view what, std::vector<std::string>& out) {
-  r.list(n, path, what, [&](const Node& item, const Path& ip) { r.text(item, ip, out.emplace_back()); });
-}
-
-void read_eal(YamlReader& r, const Node& n, const Path& path, EalConfig& e) {
-  r.map(n, path, {
-      {"cores",
-       [&](const Node& v, const Path& p) {
-         r.list(v, p, "CPU ids", [&](const Node& item, const Path& ip) {
-           r.integer(item, ip, e.cores.emplace_back(), limits::eal_core);
-         });
-       }},
-      {"main_core", [&](const Node& v, const Path& p) { r.integer(v, p, e.main_core, limits::cpu_core); }},
-      {"hugepages", [&](const Node& v, const Path& p) { r.boolean(v, p, e.hugepages); }},
-      {"memory_mb", [&](const Node& v, const Path& p) { r.integer(v, p, e.memory_mb, limits::eal_memory_mb); }},
-      {"file_prefix", [&](const Node& v, const Path& p) { r.text(v, p, e.file_prefix); }},
-      {"allow", [&](const Node& v, const Path& p) { read_strings(r, v, p, "PCI addresses", e.allow); }},
-      {"vdevs", [&](const Node& v, const Path& p) { read_strings(r, v, p, "virtual devices", e.vdevs); }},
-      {"args", [&](const Node& v, const Path& p) { read_strings(r, v, p, "EAL arguments", e.args); }},
-  });
-}
-
 }  // namespace
 
 void read_config(YamlReader& r, const Node& root, Config& cfg) {
-  r.map(root, "", {
+  std::vector<YamlReader::Field> fields{
       {"memory_regions",
        [&](const Node& v, const Path& p) {
          r.list(v, p, "memory regions",
@@ -240,8 +179,9 @@ void read_config(YamlReader& r, const Node& root, Config& cfg) {
        }},
       {"run", [&](const Node& v, const Path& p) { read_run(r, v, p, cfg.run); }},
       {"log", [&](const Node& v, const Path& p) { read_log(r, v, p, cfg.log); }},
-      {"eal", [&](const Node& v, const Path& p) { read_eal(r, v, p, cfg.eal); }},
-  });
+  };
+  add_engine_blocks(r, fields, cfg.options, true);
+  r.map(root, "", fields);
 }
 
 }  // namespace netdaq::detail

@@ -55,16 +55,24 @@ class RxPort {
   virtual const QueueResources& resources() const noexcept = 0;
 };
 
+// What TxPort::transmit did with the packets at the front of pkts.
+struct TxResult {
+  uint32_t taken = 0;       // consumed from the front, in order: sent, or dropped and counted
+  uint32_t sent = 0;        // of those, handed to the kernel or the NIC
+  uint64_t sent_bytes = 0;  // their bytes (sum of Packet::size())
+  // Every one of pkts[0, n) sent.
+  static TxResult all_sent(const Packet* pkts, uint32_t n) noexcept { return {n, n, packet_bytes(pkts, n)}; }
+};
+
 class TxPort {
  public:
   virtual ~TxPort() = default;
-  // Takes up to n packets (ownership of the accepted ones passes to the port, which returns
-  // their buffers when the hardware is done). Non-blocking; never throws. Counts tx_full /
-  // tx_error drops for packets it refuses; returns the number consumed from the front of
-  // pkts. A consumed packet that the port dropped (e.g. a send error that retrying would
-  // not fix) has had its buffers returned, is counted by the port, and is marked with
-  // fields(p).nseg = 0 so the core does not count it as sent.
-  virtual uint32_t transmit(Packet* pkts, uint32_t n) noexcept = 0;
+  // Takes up to n packets (ownership of the taken ones passes to the port, which returns
+  // their buffers when the hardware is done). Non-blocking; never throws. Packets it refuses
+  // for now (ring or socket buffer full) stay with the caller, who retries; it may count
+  // them as tx_full. A taken packet the port dropped (a send error that retrying would not
+  // fix) has had its buffers returned and is counted by the port (tx_error): taken, not sent.
+  virtual TxResult transmit(Packet* pkts, uint32_t n) noexcept = 0;
   // Reclaims completed buffers (engines with asynchronous completion).
   virtual void poll_completions() noexcept {}
   virtual void refresh_counters() noexcept {}

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "core/engine_descriptor.h"
+
 namespace netdaq::detail {
 
 namespace {
@@ -19,9 +21,8 @@ uint64_t buffers_held(const QueueConfig& q, bool rx) noexcept {
 }
 
 uint64_t engine_buffers(const InterfaceConfig& iface, bool rx) noexcept {
-  if (iface.engine == "afxdp") return rx ? iface.afxdp.fill_ring : iface.afxdp.tx_ring;
-  if (iface.engine == "dpdk") return rx ? uint64_t{iface.dpdk.rx_desc} + iface.dpdk.mempool_cache : iface.dpdk.tx_desc;
-  return 0;
+  const EngineDescriptor* engine = find_descriptor(iface.engine);
+  return engine && engine->lent_buffers ? engine->lent_buffers(iface, rx) : 0;
 }
 
 std::vector<PoolBudget> pool_budgets(const Config& cfg) {

@@ -21,11 +21,9 @@ namespace netdaq::detail {
 // Saturates at UINT64_MAX instead of overflowing.
 uint64_t buffers_held(const QueueConfig& q, bool rx) noexcept;
 
-// Buffers of a queue the engine has handed to the kernel or the NIC: afxdp rx: fill_ring
-// (waiting in the fill ring or received into the rx ring); afxdp tx: tx_ring (sent, not yet
-// completed); dpdk rx: rx_desc (the NIC's ring) + mempool_cache (mbufs in the mempool's
-// per-lcore cache); dpdk tx: tx_desc (sent, not yet completed). Per region the queue uses.
-// 0 for other engines, whose queues hold only what buffers_held() counts.
+// Buffers of a queue the engine has handed to the kernel or the NIC, per region the queue
+// uses: the engine's EngineDescriptor::lent_buffers (e.g. afxdp rx: fill_ring; dpdk rx:
+// rx_desc + mempool_cache). 0 for engines whose queues hold only what buffers_held() counts.
 uint64_t engine_buffers(const InterfaceConfig& iface, bool rx) noexcept;
 
 struct PoolUser {

@@ -4,18 +4,6 @@
 
 namespace netdaq {
 
-const char* to_string(Status s) noexcept {
-  switch (s) {
-    case Status::ok: return "ok";
-    case Status::empty: return "empty";
-    case Status::ring_full: return "ring_full";
-    case Status::pool_empty: return "pool_empty";
-    case Status::closed: return "closed";
-    case Status::error: return "error";
-  }
-  return "?";
-}
-
 std::string ConfigIssue::to_string() const {
   std::string s = where.file.empty() ? "<c++>" : where.file;
   if (where.line > 0) s += ":" + std::to_string(where.line) + ":" + std::to_string(where.column);

@@ -60,21 +60,12 @@ uint32_t TxQueueImpl::send(BurstDesc* d) noexcept {
     n = pacer_.admit(sizes, n, monotonic_ns());
     if (n == 0) return 0;
   }
-  const uint32_t sent = port_->transmit(pkts, n);
-  if (pacer_.enabled() && sent < n) pacer_.refund(sizes + sent, n - sent);
-  if (sent) {
-    // Packets the port dropped (tx_error, counted by the port) have nseg == 0: consumed, not sent.
-    uint64_t bytes = 0;
-    uint32_t ok = 0;
-    for (uint32_t i = 0; i < sent; ++i) {
-      if (fields(pkts[i]).nseg == 0) continue;
-      ++ok;
-      bytes += pkts[i].size();
-    }
-    if (ok) res_.counters->delivered(ok, bytes);
-    d->first += sent;
-  }
-  return sent;
+  const TxResult r = port_->transmit(pkts, n);
+  if (pacer_.enabled() && r.taken < n) pacer_.refund(sizes + r.taken, n - r.taken);
+  // Taken but not sent: dropped, and counted by the port.
+  if (r.sent) res_.counters->delivered(r.sent, r.sent_bytes);
+  d->first += r.taken;
+  return r.taken;
 }
 
 void TxQueueImpl::release(BurstDesc* d) noexcept {

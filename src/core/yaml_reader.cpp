@@ -97,7 +97,7 @@ void YamlReader::error(const std::string& path, const YAML::Node& value, std::st
   failed_.push_back(path);
 }
 
-void YamlReader::map(const YAML::Node& node, const std::string& path, std::initializer_list<Field> fields) {
+void YamlReader::map(const YAML::Node& node, const std::string& path, std::span<const Field> fields) {
   if (node.IsNull()) return;
   std::vector<std::string_view> known;
   for (const auto& f : fields) known.push_back(f.key);

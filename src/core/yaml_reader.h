@@ -42,7 +42,10 @@ class YamlReader {
   // A map with known keys: records each key's location, reports non-map values, unknown keys
   // (with a suggestion) and duplicate keys, and hands each known key's value to its Field.
   // A null value (key written without a value) counts as an empty map.
-  void map(const YAML::Node& node, const std::string& path, std::initializer_list<Field> fields);
+  void map(const YAML::Node& node, const std::string& path, std::span<const Field> fields);
+  void map(const YAML::Node& node, const std::string& path, std::initializer_list<Field> fields) {
+    map(node, path, std::span<const Field>(fields.begin(), fields.size()));
+  }
   // A list: records each item's location ("path[i]") and hands it to `item`. `what` names the
   // items for the error message. Null counts as an empty list.
   void list(const YAML::Node& node, const std::string& path, std::string_view what,

@@ -35,7 +35,7 @@ Config make_config(const E2eCase& c, uint16_t port) {
   InterfaceConfig rx;
   rx.name = "rx";
   rx.address = "udp://127.0.0.1:" + std::to_string(port);
-  rx.socket.gro = false;
+  rx.options.get<SocketOptions>().gro = false;
   rx.rx.queues.push_back({.id = 0, .batch_size = 64,
                           .memory_regions = c.split ? std::vector<std::string>{"hdr", "rx"} : std::vector<std::string>{"rx"}});
   ReorderConfig g;
@@ -53,7 +53,7 @@ Config make_config(const E2eCase& c, uint16_t port) {
   InterfaceConfig tx;
   tx.name = "tx";
   tx.tx.destination = rx.address;
-  tx.socket.gso = false;
+  tx.options.get<SocketOptions>().gso = false;
   tx.tx.queues.push_back({.id = 0, .batch_size = 64, .memory_regions = {"tx"}});
   cfg.interfaces.push_back(tx);
   return cfg;

@@ -28,8 +28,8 @@ Config AfxdpIface::build() const {
   i.name = "x0";
   i.engine = "afxdp";
   i.address = dev;
-  i.afxdp = afxdp;
-  if (!dst_mac.empty()) i.afxdp.dst_mac = dst_mac;
+  i.options.get<AfxdpOptions>() = afxdp;
+  if (!dst_mac.empty()) i.options.get<AfxdpOptions>().dst_mac = dst_mac;
   for (uint16_t id : rx_queues) {
     QueueConfig q;
     q.id = id;

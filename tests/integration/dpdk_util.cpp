@@ -17,14 +17,14 @@ bool dpdk_built() {
 Config DpdkIface::build() const {
   Config c;
   c.log.level = log_level;
-  c.eal = eal;
+  c.options.get<EalConfig>() = eal;
   // Where DPDK's drivers are not in their standard place (a carried DPDK on the GPU machine).
-  if (const char* drivers = std::getenv("NETDAQ_DPDK_DRIVERS")) c.eal.args.push_back(std::string("-d") + drivers);
+  if (const char* drivers = std::getenv("NETDAQ_DPDK_DRIVERS")) c.options.get<EalConfig>().args.push_back(std::string("-d") + drivers);
   InterfaceConfig i;
   i.name = "d0";
   i.engine = "dpdk";
   i.address = device;
-  i.dpdk = dpdk;
+  i.options.get<DpdkOptions>() = dpdk;
   // Queue `id` with a host region of its own named after it (rx0, tx0, ...).
   auto queue = [&](const char* dir, unsigned id) {
     const std::string region = dir + std::to_string(id);

@@ -126,7 +126,7 @@ Config Iface::build() const {
   i.name = "if0";
   i.engine = "socket";
   i.address = address;
-  i.socket = socket;
+  i.options.get<netdaq::SocketOptions>() = socket;
   i.tx.destination = destination;
   i.tx.rate_pps = rate_pps;
   for (unsigned k = 0; k < rx_queues; ++k) {

@@ -9,6 +9,7 @@
 
 #include "config_test_util.h"
 #include "core/config_limits.h"
+#include "engines/afxdp/limits.h"
 #include "core/pool_budget.h"
 #include "netdaq/config.h"
 
@@ -45,7 +46,7 @@ class ConfigAfxdp : public ::testing::Test {
   }
 
   InterfaceConfig& iface() { return cfg.interfaces[0]; }
-  AfxdpOptions& afxdp() { return cfg.interfaces[0].afxdp; }
+  AfxdpOptions& afxdp() { return cfg.interfaces[0].options.get<AfxdpOptions>(); }
 
   Config cfg = valid();
 };
@@ -75,7 +76,7 @@ TEST_F(ConfigAfxdp, EveryKeyRoundTrips) {
   const InterfaceConfig& i = c.interfaces.at(0);
   EXPECT_EQ(i.engine, "afxdp");
   EXPECT_EQ(i.address, "enp1s0f0");
-  const AfxdpOptions& a = i.afxdp;
+  const AfxdpOptions& a = i.options.get<AfxdpOptions>();
   EXPECT_EQ(a.attach, XdpAttach::native);
   EXPECT_EQ(a.mode, XskMode::zero_copy);
   EXPECT_FALSE(a.need_wakeup);
@@ -103,12 +104,12 @@ TEST_F(ConfigAfxdp, EveryKeyRoundTrips) {
     std::string yaml = every_key;
     yaml.replace(yaml.find("attach: native"), 14, std::string("attach: ") + to_string(v));
     yaml.replace(yaml.find("mode: zero_copy"), 15, "mode: auto");  // zero_copy needs driver XDP
-    EXPECT_EQ(Config::parse(yaml).interfaces[0].afxdp.attach, v) << to_string(v);
+    EXPECT_EQ(Config::parse(yaml).interfaces[0].options.get<AfxdpOptions>().attach, v) << to_string(v);
   }
   for (XskMode v : {XskMode::automatic, XskMode::zero_copy, XskMode::copy}) {
     std::string yaml = every_key;
     yaml.replace(yaml.find("mode: zero_copy"), 15, std::string("mode: ") + to_string(v));
-    EXPECT_EQ(Config::parse(yaml).interfaces[0].afxdp.mode, v) << to_string(v);
+    EXPECT_EQ(Config::parse(yaml).interfaces[0].options.get<AfxdpOptions>().mode, v) << to_string(v);
   }
 }
 
@@ -117,7 +118,7 @@ TEST_F(ConfigAfxdp, DefaultsWhenNotWritten) {
 interfaces:
   - {name: s, engine: afxdp, address: veth1, rx: {queues: [{memory_regions: [umem]}]}, afxdp: {}}
 )");
-  const AfxdpOptions& a = c.interfaces[0].afxdp;
+  const AfxdpOptions& a = c.interfaces[0].options.get<AfxdpOptions>();
   EXPECT_EQ(a.attach, XdpAttach::automatic);
   EXPECT_EQ(a.mode, XskMode::automatic);
   EXPECT_TRUE(a.need_wakeup);
@@ -381,7 +382,7 @@ TEST_F(ConfigAfxdp, BusyPollAndModes) {
 
 TEST_F(ConfigAfxdp, AtMost64Flows) {
   iface().rx.flows.clear();
-  for (uint32_t id = 0; id < detail::kMaxAfxdpFlows; ++id)
+  for (uint32_t id = 0; id < detail::afxdp_limits::kMaxFlows; ++id)
     iface().rx.flows.push_back({.id = id, .match = {.udp_dst = static_cast<uint16_t>(5000 + id)}, .queue = 0});
   EXPECT_TRUE(cfg.validate().empty());
   iface().rx.flows.push_back({.id = 64, .match = {.udp_dst = 6000}, .queue = 0});
@@ -394,8 +395,8 @@ TEST_F(ConfigAfxdp, AtMost64Flows) {
 }
 
 TEST_F(ConfigAfxdp, OptionsOfAnotherEngine) {
-  iface().socket.busy_poll_us = 50;
-  iface().socket.gro = false;
+  iface().options.get<SocketOptions>().busy_poll_us = 50;
+  iface().options.get<SocketOptions>().gro = false;
   auto issues = cfg.validate();
   ASSERT_EQ(issues.size(), 2u);
   expect_issue(issues, "<c++>", 0, 0, "interfaces[0].socket.busy_poll_us", "50",
@@ -407,8 +408,8 @@ TEST_F(ConfigAfxdp, OptionsOfAnotherEngine) {
   InterfaceConfig& s = sock.interfaces[0];
   s.engine = "socket";
   s.address = "udp://0.0.0.0:5000";
-  s.afxdp.fill_ring = 4096;
-  s.afxdp.mode = XskMode::copy;
+  s.options.get<AfxdpOptions>().fill_ring = 4096;
+  s.options.get<AfxdpOptions>().mode = XskMode::copy;
   issues = sock.validate();
   ASSERT_EQ(issues.size(), 2u);
   expect_issue(issues, "<c++>", 0, 0, "interfaces[0].afxdp.fill_ring", "4096",
@@ -416,12 +417,12 @@ TEST_F(ConfigAfxdp, OptionsOfAnotherEngine) {
                "set engine: afxdp");
   expect_issue(issues, "<c++>", 0, 0, "interfaces[0].afxdp.mode", "copy", "is an option of the afxdp engine");
   // Options equal to the defaults count as not set; an unknown engine is reported on its own.
-  s.afxdp = {};
-  s.afxdp.src_ip = "";
+  s.options.get<AfxdpOptions>() = {};
+  s.options.get<AfxdpOptions>().src_ip = "";
   EXPECT_TRUE(sock.validate().empty());
   test::ensure_engine("test-engine");
   s.engine = "test-engine";
-  s.afxdp.fill_ring = 4096;
+  s.options.get<AfxdpOptions>().fill_ring = 4096;
   EXPECT_TRUE(sock.validate().empty());
 }
 

@@ -10,6 +10,7 @@
 
 #include "config_test_util.h"
 #include "core/config_limits.h"
+#include "engines/dpdk/limits.h"
 #include "core/pool_budget.h"
 #include "netdaq/config.h"
 
@@ -44,8 +45,8 @@ class ConfigDpdk : public ::testing::Test {
     i.rx.flows.push_back({.id = 0, .match = {.udp_dst = 5000}, .queue = 0});
     i.tx.queues.push_back({.id = 0, .memory_regions = {"tx"}});
     i.tx.destination = "udp://10.0.0.2:5000";
-    i.dpdk.dst_mac = "02:00:00:00:00:02";
-    i.dpdk.src_ip = "10.0.0.1";
+    i.options.get<DpdkOptions>().dst_mac = "02:00:00:00:00:02";
+    i.options.get<DpdkOptions>().src_ip = "10.0.0.1";
     c.interfaces.push_back(i);
     return c;
   }
@@ -60,7 +61,7 @@ class ConfigDpdk : public ::testing::Test {
   }
 
   InterfaceConfig& iface() { return cfg.interfaces[0]; }
-  DpdkOptions& dpdk() { return cfg.interfaces[0].dpdk; }
+  DpdkOptions& dpdk() { return cfg.interfaces[0].options.get<DpdkOptions>(); }
   MemoryRegionConfig& rx_region() { return cfg.memory_regions[0]; }
 
   void expect_valid() {
@@ -95,7 +96,7 @@ TEST_F(ConfigDpdk, EveryKeyRoundTrips) {
   const InterfaceConfig& i = c.interfaces.at(0);
   EXPECT_EQ(i.engine, "dpdk");
   EXPECT_EQ(i.address, "0000:3b:00.1");
-  const DpdkOptions& d = i.dpdk;
+  const DpdkOptions& d = i.options.get<DpdkOptions>();
   EXPECT_EQ(d.rx_desc, 2048);
   EXPECT_EQ(d.tx_desc, 512);
   EXPECT_EQ(d.mtu, 9000u);
@@ -111,7 +112,7 @@ TEST_F(ConfigDpdk, EveryKeyRoundTrips) {
   EXPECT_TRUE(i.rx.flows[0].queues.empty());
   EXPECT_EQ(i.rx.flows[0].queue, 1);
   EXPECT_EQ(i.rx.flows[1].queues, (std::vector<uint16_t>{0, 1}));
-  const EalConfig& e = c.eal;
+  const EalConfig& e = c.options.get<EalConfig>();
   EXPECT_EQ(e.cores, (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(e.main_core, 1);
   EXPECT_FALSE(e.hugepages);
@@ -146,7 +147,7 @@ TEST_F(ConfigDpdk, EveryKeyRoundTrips) {
   for (DpdkLoopback v : {DpdkLoopback::none, DpdkLoopback::software, DpdkLoopback::hardware}) {
     std::string yaml = every_key;
     yaml.replace(yaml.find("loopback: hardware"), 18, std::string("loopback: ") + to_string(v));
-    EXPECT_EQ(Config::parse(yaml).interfaces[0].dpdk.loopback, v) << to_string(v);
+    EXPECT_EQ(Config::parse(yaml).interfaces[0].options.get<DpdkOptions>().loopback, v) << to_string(v);
   }
 }
 
@@ -156,7 +157,7 @@ interfaces:
   - {name: p, engine: dpdk, address: net_null0, rx: {queues: [{memory_regions: [bufs]}]}, dpdk: {}}
 eal: {}
 )");
-  const DpdkOptions& d = c.interfaces[0].dpdk;
+  const DpdkOptions& d = c.interfaces[0].options.get<DpdkOptions>();
   EXPECT_EQ(d.rx_desc, 1024);
   EXPECT_EQ(d.tx_desc, 1024);
   EXPECT_EQ(d.mtu, 0u);
@@ -168,7 +169,7 @@ eal: {}
   EXPECT_EQ(d.dst_mac, "");
   EXPECT_EQ(d.src_ip, "");
   EXPECT_EQ(d.src_port, 0);
-  const EalConfig& e = c.eal;
+  const EalConfig& e = c.options.get<EalConfig>();
   EXPECT_TRUE(e.cores.empty());
   EXPECT_EQ(e.main_core, -1);
   EXPECT_TRUE(e.hugepages);
@@ -182,14 +183,14 @@ TEST_F(ConfigDpdk, ExamplesValidate) {
   ASSERT_EQ(loop.interfaces.size(), 1u);
   EXPECT_EQ(loop.interfaces[0].engine, "dpdk");
   EXPECT_EQ(loop.interfaces[0].address, "net_ring0");
-  EXPECT_FALSE(loop.eal.hugepages);
+  EXPECT_FALSE(loop.options.get<EalConfig>().hugepages);
   EXPECT_EQ(loop.run.tx_packets, 100000u);
 
   const Config rx = Config::load(std::string(NETDAQ_SOURCE_DIR) + "/examples/dpdk-rx.yaml");
   ASSERT_EQ(rx.interfaces.size(), 1u);
   const InterfaceConfig& i = rx.interfaces[0];
   EXPECT_EQ(i.address, "0000:3b:00.0");
-  EXPECT_TRUE(i.dpdk.isolate);
+  EXPECT_TRUE(i.options.get<DpdkOptions>().isolate);
   ASSERT_EQ(i.rx.queues.size(), 2u);
   EXPECT_EQ(i.rx.queues[1].mode, PollMode::worker);
   EXPECT_EQ(i.rx.queues[0].memory_regions.size(), 2u);
@@ -334,7 +335,7 @@ TEST_F(ConfigDpdk, QueueIdsAreContiguous) {
   Config many = valid();
   many.memory_regions[0].num_bufs = 1u << 30;
   many.interfaces[0].rx.queues.clear();
-  for (uint16_t id = 0; id < detail::kMaxDpdkQueues; ++id)
+  for (uint16_t id = 0; id < detail::dpdk_limits::kMaxQueues; ++id)
     many.interfaces[0].rx.queues.push_back({.id = id, .batch_size = 1, .ring_depth = 1, .memory_regions = {"rx"}});
   EXPECT_TRUE(many.validate().empty());
   many.interfaces[0].rx.queues.push_back({.id = 1024, .batch_size = 1, .ring_depth = 1, .memory_regions = {"rx"}});
@@ -582,7 +583,7 @@ TEST_F(ConfigDpdk, SoftwareLoopbackPairsQueuesById) {
 
 TEST_F(ConfigDpdk, AtMost1024Flows) {
   iface().rx.flows.clear();
-  for (uint32_t id = 0; id < detail::kMaxDpdkFlows; ++id)
+  for (uint32_t id = 0; id < detail::dpdk_limits::kMaxFlows; ++id)
     iface().rx.flows.push_back({.id = id, .match = {.udp_dst = static_cast<uint16_t>(5000 + id)}, .queue = 0});
   expect_valid();
   iface().rx.flows.push_back({.id = 1024, .match = {.udp_dst = 7000}, .queue = 0});
@@ -622,7 +623,7 @@ TEST_F(ConfigDpdk, RssIsDpdkOnly) {
     InterfaceConfig& i = c.interfaces[0];
     i.engine = engine;
     i.address = std::string(engine) == "afxdp" ? "veth1" : "udp://0.0.0.0:5000";
-    i.dpdk = {};
+    i.options.get<DpdkOptions>() = {};
     i.tx.queues.clear();
     c.memory_regions[0].buf_size = 2048;
     c.memory_regions[0].num_bufs = 16384;
@@ -659,8 +660,8 @@ TEST_F(ConfigDpdk, EalNeedsADpdkInterface) {
   Config sock = valid();
   sock.interfaces[0] = socket_interface("rx");
   EXPECT_TRUE(sock.validate().empty());
-  sock.eal.hugepages = false;
-  sock.eal.cores = {1, 2};
+  sock.options.get<EalConfig>().hugepages = false;
+  sock.options.get<EalConfig>().cores = {1, 2};
   expect_only(
       sock, "eal", "cores, hugepages",
       "eal: configures DPDK; no interface uses engine: dpdk (remove eal:, or set engine: dpdk on an interface)");
@@ -678,80 +679,80 @@ eal:
 }
 
 TEST_F(ConfigDpdk, EalCores) {
-  cfg.eal.cores = {0, 1, 1024};
+  cfg.options.get<EalConfig>().cores = {0, 1, 1024};
   expect_only(cfg, "eal.cores[2]", "1024", "must be an integer 0..1023");
-  cfg.eal.cores = {0, 1, -1};
+  cfg.options.get<EalConfig>().cores = {0, 1, -1};
   expect_only(cfg, "eal.cores[2]", "-1", "must be an integer 0..1023");
-  cfg.eal.cores = {3, 1, 3};
+  cfg.options.get<EalConfig>().cores = {3, 1, 3};
   expect_only(cfg, "eal.cores[2]", "3", "duplicate CPU (also eal.cores[0])");
-  cfg.eal.cores = {1, 3};
-  cfg.eal.main_core = 2;
+  cfg.options.get<EalConfig>().cores = {1, 3};
+  cfg.options.get<EalConfig>().main_core = 2;
   expect_only(cfg, "eal.main_core", "2",
               "must be one of eal.cores (1, 3): the main lcore is one of EAL's lcores; or leave main_core out "
               "(default: the first of cores)");
-  cfg.eal.main_core = 3;
+  cfg.options.get<EalConfig>().main_core = 3;
   expect_valid();
-  cfg.eal.cores.clear();  // main_core alone: EAL runs on that CPU only
+  cfg.options.get<EalConfig>().cores.clear();  // main_core alone: EAL runs on that CPU only
   expect_valid();
-  cfg.eal.main_core = 1024;
+  cfg.options.get<EalConfig>().main_core = 1024;
   expect_only(cfg, "eal.main_core", "1024", "must be an integer -1..1023");
-  cfg.eal.main_core = -2;
+  cfg.options.get<EalConfig>().main_core = -2;
   expect_only(cfg, "eal.main_core", "-2", "must be an integer -1..1023");
 }
 
 TEST_F(ConfigDpdk, EalMemoryAndFilePrefix) {
   for (uint32_t bad : {0u, 15u, 1048577u}) {
-    cfg.eal.memory_mb = bad;
+    cfg.options.get<EalConfig>().memory_mb = bad;
     expect_only(cfg, "eal.memory_mb", std::to_string(bad), "must be an integer 16..1048576");
   }
-  cfg.eal.memory_mb = 16;
-  cfg.eal.hugepages = false;
+  cfg.options.get<EalConfig>().memory_mb = 16;
+  cfg.options.get<EalConfig>().hugepages = false;
   expect_valid();
   for (const char* bad : {"a b", "x/y", "netdaq.1", "p\xc3\xa9", "abcdefghijklmnopqrstuvwxyz0123456"}) {
-    cfg.eal.file_prefix = bad;
+    cfg.options.get<EalConfig>().file_prefix = bad;
     expect_only(cfg, "eal.file_prefix", bad,
                 "must be up to 32 characters of A-Z, a-z, 0-9, '_' and '-' (it names EAL's runtime files; empty: "
                 "netdaq-<pid>)");
   }
   for (const char* good : {"", "netdaq", "run-2_B", "abcdefghijklmnopqrstuvwxyz012345"}) {
-    cfg.eal.file_prefix = good;
+    cfg.options.get<EalConfig>().file_prefix = good;
     expect_valid();
   }
 }
 
 TEST_F(ConfigDpdk, EalDevicesAndArgs) {
-  cfg.eal.allow = {"0000:3b:00.1", "5e:00.0", "eth0"};
+  cfg.options.get<EalConfig>().allow = {"0000:3b:00.1", "5e:00.0", "eth0"};
   expect_only(cfg, "eal.allow[2]", "eth0",
               "must be a PCI address (0000:3b:00.0 or 3b:00.0: DDDD:BB:DD.F in hex, function 0..7)");
-  cfg.eal.allow.pop_back();
+  cfg.options.get<EalConfig>().allow.pop_back();
   expect_valid();
-  cfg.eal.vdevs = {"net_null0", "null0"};
+  cfg.options.get<EalConfig>().vdevs = {"net_null0", "null0"};
   expect_only(cfg, "eal.vdevs[1]", "null0", "must be a DPDK virtual device net_<driver><n>, optionally followed by");
-  cfg.eal.vdevs = {"net_null0", "net_null0,size=128"};
+  cfg.options.get<EalConfig>().vdevs = {"net_null0", "net_null0,size=128"};
   expect_only(cfg, "eal.vdevs[1]", "net_null0,size=128", "duplicate virtual device 'net_null0' (also eal.vdevs[0])");
-  cfg.eal.vdevs = {"net_tap0,iface"};
+  cfg.options.get<EalConfig>().vdevs = {"net_tap0,iface"};
   expect_only(cfg, "eal.vdevs[0]", "net_tap0,iface", "; argument 'iface' is not key=value");
   iface().address = "net_ring0";
-  cfg.eal.vdevs = {"net_ring0"};
+  cfg.options.get<EalConfig>().vdevs = {"net_ring0"};
   expect_only(cfg, "eal.vdevs[0]", "net_ring0",
               "is already the device of interfaces[0] ('port'): netdaq hands each dpdk interface's own device to EAL; "
               "list only other devices here");
-  cfg.eal.vdevs = {"net_ring1", "net_null0,size=64"};
+  cfg.options.get<EalConfig>().vdevs = {"net_ring1", "net_null0,size=64"};
   expect_valid();
-  cfg.eal.args = {"--log-level=pmd,8", ""};
+  cfg.options.get<EalConfig>().args = {"--log-level=pmd,8", ""};
   expect_only(cfg, "eal.args[1]", "", "must not be empty: an EAL option like --log-level=pmd,8");
-  cfg.eal.args = {"--log-level", "pmd,8"};
+  cfg.options.get<EalConfig>().args = {"--log-level", "pmd,8"};
   expect_only(cfg, "eal.args[1]", "pmd,8",
               "must be an EAL option starting with '-' (e.g. --log-level=pmd,8 or --iova-mode=va); write an option's "
               "value in the same entry (--option=value)");
-  cfg.eal.args = {"--log-level=pmd,8", "-d/usr/lib/librte_net_null.so"};
+  cfg.options.get<EalConfig>().args = {"--log-level=pmd,8", "-d/usr/lib/librte_net_null.so"};
   expect_valid();
 }
 
 TEST_F(ConfigDpdk, OptionsOfAnotherEngine) {
   // socket: and afxdp: options on a dpdk interface.
-  iface().socket.busy_poll_us = 50;
-  iface().afxdp.fill_ring = 4096;
+  iface().options.get<SocketOptions>().busy_poll_us = 50;
+  iface().options.get<AfxdpOptions>().fill_ring = 4096;
   auto issues = cfg.validate();
   ASSERT_EQ(issues.size(), 2u);
   expect_issue(issues, "<c++>", 0, 0, "interfaces[0].socket.busy_poll_us", "50",
@@ -771,7 +772,7 @@ TEST_F(ConfigDpdk, OptionsOfAnotherEngine) {
     i.address = std::string(engine) == "afxdp" ? "veth1" : "udp://0.0.0.0:5000";
     i.rx.queues.push_back({.id = 0, .memory_regions = {"umem"}});
     EXPECT_TRUE(other.validate().empty()) << engine;
-    i.dpdk = {.rx_desc = 512,
+    i.options.get<DpdkOptions>() = {.rx_desc = 512,
               .tx_desc = 512,
               .mtu = 9000,
               .promiscuous = false,
@@ -796,7 +797,7 @@ TEST_F(ConfigDpdk, OptionsOfAnotherEngine) {
       expect_issue(issues, "<c++>", 0, 0, std::string("interfaces[0].dpdk.") + key, value,
                    "is an option of the dpdk engine");
     // Options equal to the defaults count as not set; an unknown engine is reported on its own.
-    i.dpdk = {};
+    i.options.get<DpdkOptions>() = {};
     EXPECT_TRUE(other.validate().empty()) << engine;
   }
   Config unknown = valid();

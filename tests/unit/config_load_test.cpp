@@ -81,14 +81,14 @@ TEST_F(ConfigLoad, FullConfigRoundTrip) {
   EXPECT_EQ(in.rx.flows[1].queue, 1);
   EXPECT_FALSE(in.rx.flows[1].match.vlan);
 
-  EXPECT_TRUE(in.socket.gro);
-  EXPECT_FALSE(in.socket.gso);
-  EXPECT_EQ(in.socket.rcvbuf, 64u << 20);
-  EXPECT_EQ(in.socket.sndbuf, 8u << 20);
-  EXPECT_EQ(in.socket.busy_poll_us, 50u);
-  EXPECT_EQ(in.socket.multicast_interface, "eth0");
-  EXPECT_EQ(in.socket.tcp_max_message, 0u);
-  EXPECT_EQ(in.socket.reconnect_ms, 100u);
+  EXPECT_TRUE(in.options.get<SocketOptions>().gro);
+  EXPECT_FALSE(in.options.get<SocketOptions>().gso);
+  EXPECT_EQ(in.options.get<SocketOptions>().rcvbuf, 64u << 20);
+  EXPECT_EQ(in.options.get<SocketOptions>().sndbuf, 8u << 20);
+  EXPECT_EQ(in.options.get<SocketOptions>().busy_poll_us, 50u);
+  EXPECT_EQ(in.options.get<SocketOptions>().multicast_interface, "eth0");
+  EXPECT_EQ(in.options.get<SocketOptions>().tcp_max_message, 0u);
+  EXPECT_EQ(in.options.get<SocketOptions>().reconnect_ms, 100u);
 
   const auto& out = cfg.interfaces[1];
   ASSERT_EQ(out.tx.queues.size(), 1u);
@@ -293,8 +293,8 @@ run: {duration_s: 0}
   EXPECT_FALSE(m.udp_src_end);
   EXPECT_EQ(m.udp_dst, 5000);
   EXPECT_EQ(m.udp_dst_end, 5010);
-  EXPECT_FALSE(cfg.interfaces[0].socket.gro);
-  EXPECT_TRUE(cfg.interfaces[0].socket.gso);
+  EXPECT_FALSE(cfg.interfaces[0].options.get<SocketOptions>().gro);
+  EXPECT_TRUE(cfg.interfaces[0].options.get<SocketOptions>().gso);
   EXPECT_DOUBLE_EQ(cfg.interfaces[0].tx.rate_mbps, 1000);
   EXPECT_DOUBLE_EQ(cfg.run.duration_s, 0);
 }

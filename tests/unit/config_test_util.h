@@ -9,6 +9,9 @@
 
 #include "core/engine.h"
 #include "netdaq/config.h"
+#include "netdaq/engines/afxdp.h"
+#include "netdaq/engines/dpdk.h"
+#include "netdaq/engines/socket.h"
 #include "netdaq/status.h"
 
 namespace netdaq::test {

@@ -268,7 +268,7 @@ TEST_F(ConfigValidate, Flows) {
 }
 
 TEST_F(ConfigValidate, Multicast) {
-  eth0().socket.multicast_interface = "eth1";
+  eth0().options.get<SocketOptions>().multicast_interface = "eth1";
   expect_only(cfg, "interfaces[0].socket.multicast_interface", "eth1",
               "is only allowed when address or tx.destination is a multicast group (e.g. udp://239.1.2.3:5000)");
   eth0().address = "udp://239.1.2.3:5000";
@@ -286,13 +286,13 @@ TEST_F(ConfigValidate, TcpMessageFitsThePayloadRegion) {
   cfg.memory_regions.push_back({.name = "hdr", .buf_size = 64, .num_bufs = 8192});
   eth0().address = "tcp://0.0.0.0:7000";
   rx0().memory_regions = {"hdr", "pool"};
-  eth0().socket.tcp_max_message = 4096;
+  eth0().options.get<SocketOptions>().tcp_max_message = 4096;
   expect_only(cfg, "interfaces[0].socket.tcp_max_message", "4096",
               "must be <= 2048, the buf_size of region 'pool' (payload region of rx queue eth0/rx0)");
-  eth0().socket.tcp_max_message = 2048;
+  eth0().options.get<SocketOptions>().tcp_max_message = 2048;
   EXPECT_TRUE(cfg.validate().empty());
   eth0().address = "udp://0.0.0.0:7000";  // only TCP has messages
-  eth0().socket.tcp_max_message = 4096;
+  eth0().options.get<SocketOptions>().tcp_max_message = 4096;
   EXPECT_TRUE(cfg.validate().empty());
 }
 

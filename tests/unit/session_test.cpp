@@ -57,14 +57,14 @@ class CountingTx final : public TxPort {
  public:
   explicit CountingTx(QueueResources q) : q_(std::move(q)) {}
   ~CountingTx() override { return_buffers(q_, in_flight_.data(), static_cast<uint32_t>(in_flight_.size())); }
-  uint32_t transmit(Packet* pkts, uint32_t n) noexcept override {
+  TxResult transmit(Packet* pkts, uint32_t n) noexcept override {
     const uint32_t m = std::min(n, g_tx_limit.load());
     if (g_tx_hold)
       in_flight_.insert(in_flight_.end(), pkts, pkts + m);  // test only: allocation is fine here
     else
       return_buffers(q_, pkts, m);
     g_tx_accepted += m;
-    return m;
+    return TxResult::all_sent(pkts, m);
   }
 
  private:

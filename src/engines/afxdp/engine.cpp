@@ -75,9 +75,9 @@ class AfxdpEngine final : public Engine {
       return it->second;
     }
     auto& umem = umems_[pool];
-    if (!umem) umem = std::make_unique<Umem>(*pool, iface_.afxdp, context);
+    if (!umem) umem = std::make_unique<Umem>(*pool, iface_.options.get<AfxdpOptions>(), context);
     auto xsk = std::make_shared<XskSocket>(dev_, id, *umem, has_queue(iface_.rx.queues, id),
-                                           has_queue(iface_.tx.queues, id), iface_.afxdp, context);
+                                           has_queue(iface_.tx.queues, id), iface_.options.get<AfxdpOptions>(), context);
     sockets_[id] = xsk;
     return xsk;
   }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/engine.h"
+#include "netdaq/engines/afxdp.h"
 #include "net/frame_headers.h"
 #include "engines/afxdp/xdp_program.h"
 #include "engines/afxdp/xsk_socket.h"

@@ -43,10 +43,12 @@ class AfxdpRx final : public RxPort {
       const auto buf = static_cast<uint32_t>(start / chunk_);
       std::byte* frame = base_ + d->addr;
       const UdpPayload u = find_udp_payload(frame, d->len);
-      if (!u.ok) {  // the steering program only sends UDP; anything else is a bug or corruption
+      if (!u.ok) {  // the steering program only sends UDP: a frame no flow can match, as in
+                    // every engine (flow_miss, engine counter non_udp_frames)
         pool_.free_bulk(&buf, 1);
         q_.counters->pool_in_use.fetch_sub(1, std::memory_order_relaxed);
-        q_.counters->drop(DropReason::malformed);
+        q_.counters->drop(DropReason::flow_miss);
+        not_udp_.store(not_udp_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         continue;
       }
       PacketFields& f = fields(pkts[out++]);
@@ -83,6 +85,7 @@ class AfxdpRx final : public RxPort {
                          {"xsk_fill_ring_empty", x.rx_fill_ring_empty_descs},
                          {"xsk_rx_invalid_descs", x.rx_invalid_descs},
                          {"flow_wrong_queue", seen_wrong_queue_.load(std::memory_order_relaxed)},  // read by refresh
+                         {"non_udp_frames", not_udp_.load(std::memory_order_relaxed)},
                          {"wakeups", wakeups_.load(std::memory_order_relaxed)}};
   }
 
@@ -135,6 +138,7 @@ class AfxdpRx final : public RxPort {
   bool tagged_;          // several flows on this queue: the program tags each packet
   uint32_t only_flow_;   // else the one flow's id (0 without flows)
   std::atomic<uint64_t> wakeups_{0};
+  std::atomic<uint64_t> not_udp_{0};  // written by the polling thread only
   std::atomic<uint64_t> seen_dropped_{0}, seen_ring_full_{0}, seen_wrong_queue_{0}, seen_invalid_{0};
 };
 

@@ -36,14 +36,14 @@ class AfxdpTx final : public TxPort {
 
   uint32_t headroom() const noexcept override { return Ipv4UdpHeaders::kSize; }
 
-  uint32_t transmit(Packet* pkts, uint32_t n) noexcept override {
+  TxResult transmit(Packet* pkts, uint32_t n) noexcept override {
     reclaim();
     xsk_ring_prod* tx = xsk_->tx();
     const uint32_t m = std::min(xsk_prod_nb_free(tx, n), n);
     if (m < n) ring_full_.fetch_add(n - m, std::memory_order_relaxed);
     if (m == 0) {
       kick();
-      return 0;
+      return {};
     }
     uint32_t idx = 0;
     xsk_ring_prod__reserve(tx, m, &idx);
@@ -59,7 +59,7 @@ class AfxdpTx final : public TxPort {
     xsk_ring_prod__submit(tx, m);
     in_flight_ += m;
     kick();
-    return m;
+    return TxResult::all_sent(pkts, m);
   }
 
   void poll_completions() noexcept override {

@@ -9,7 +9,7 @@ namespace netdaq::detail::afxdp {
 
 Ipv4UdpHeaders resolve_tx_headers(const NetdevInfo& dev, const InterfaceConfig& iface, const std::string& context) {
   const Udp4Destination dst = udp4_destination(iface.tx.destination, "afxdp", context);
-  const AfxdpOptions& o = iface.afxdp;
+  const AfxdpOptions& o = iface.options.get<AfxdpOptions>();
   uint32_t src_ip = 0;
   if (!o.src_ip.empty()) {
     src_ip = ipv4_option(o.src_ip, "afxdp.src_ip", context);

@@ -8,6 +8,7 @@
 #include "engines/afxdp/interface_info.h"
 #include "net/frame_headers.h"
 #include "netdaq/config.h"
+#include "netdaq/engines/afxdp.h"
 
 namespace netdaq::detail::afxdp {
 

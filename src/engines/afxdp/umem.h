@@ -8,6 +8,7 @@
 
 #include "core/buffer_pool.h"
 #include "netdaq/config.h"
+#include "netdaq/engines/afxdp.h"
 
 namespace netdaq::detail::afxdp {
 

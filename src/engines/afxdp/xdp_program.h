@@ -9,6 +9,7 @@
 
 #include "engines/afxdp/interface_info.h"
 #include "netdaq/config.h"
+#include "netdaq/engines/afxdp.h"
 #include "netdaq/stats.h"
 #include "util/unique_fd.h"
 

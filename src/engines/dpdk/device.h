@@ -9,6 +9,7 @@
 #include <string>
 
 #include "netdaq/config.h"
+#include "netdaq/engines/dpdk.h"
 #include "util/unique_fd.h"
 
 namespace netdaq::detail::dpdk {

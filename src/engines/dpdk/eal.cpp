@@ -105,7 +105,7 @@ std::string file_prefix(const EalConfig& e) {
 }
 
 std::vector<std::string> build_args(const Config& config) {
-  const EalConfig& e = config.eal;
+  const EalConfig& e = config.options.get<EalConfig>();
   std::vector<std::string> a{"netdaq"};
   const int main_core = e.main_core >= 0 ? e.main_core : !e.cores.empty() ? e.cores.front() : first_allowed_cpu();
   std::vector<int> cores = e.cores.empty() ? std::vector<int>{main_core} : e.cores;
@@ -192,7 +192,7 @@ void acquire_eal(const Config& config) {
   auto& s = state();
   std::lock_guard lock(s.mu);
   if (s.running) {
-    if (!(s.eal == config.eal))
+    if (!(s.eal == config.options.get<EalConfig>()))
       throw Error(Errc::state, "eal: DPDK is already running in this process with other eal: settings (" +
                                    s.arguments + "); DPDK allows one EAL per process: give every config the same eal:");
     return;
@@ -200,7 +200,7 @@ void acquire_eal(const Config& config) {
   if (!s.failure.empty())
     throw Error(Errc::state, "eal: DPDK failed to start earlier in this process and cannot be retried: " + s.failure);
 
-  const EalConfig& e = config.eal;
+  const EalConfig& e = config.options.get<EalConfig>();
   if (e.hugepages) check_hugepages(e.memory_mb);  // throws with how to reserve them
 
   static FILE* stream = [] {

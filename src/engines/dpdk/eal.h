@@ -7,6 +7,7 @@
 #include <string>
 
 #include "netdaq/config.h"
+#include "netdaq/engines/dpdk.h"
 
 namespace netdaq::detail::dpdk {
 

@@ -33,7 +33,7 @@ class DpdkEngine final : public Engine {
     device_ = std::make_unique<Device>(iface, context_);
     port_stats_ = std::make_unique<PortStats>(device_->port());
     flow_state_ = std::make_unique<FlowState>(iface.name, static_cast<uint16_t>(iface.rx.queues.size()));
-    const bool software = iface.dpdk.loopback == DpdkLoopback::software;
+    const bool software = iface.options.get<DpdkOptions>().loopback == DpdkLoopback::software;
     bool split = false;
     for (const auto& q : iface.rx.queues) split |= q.memory_regions.size() == 2;
     device_->configure(split && !software);
@@ -67,7 +67,7 @@ class DpdkEngine final : public Engine {
   std::unique_ptr<TxPort> open_tx(const QueueResources& q) override {
     const std::string ctx = context_ + " tx queue '" + q.name + "'";
     auto mbufs = std::make_unique<TxMbufs>(*q.pools[0], *q.counters, device_->port(), device_->socket(),
-                                           iface_.dpdk.mempool_cache, ctx);
+                                           iface_.options.get<DpdkOptions>().mempool_cache, ctx);
     device_->setup_tx_queue(q.queue->id);
     if (q.queue->id == 0) tx0_ = q.counters;
     tx_mbufs_.push_back(std::move(mbufs));
@@ -94,7 +94,7 @@ class DpdkEngine final : public Engine {
     std::vector<FlowConfig> next = flows_;
     next.push_back(f);
     flow_state_->publish(next);  // throws on a bad address before the NIC is touched
-    if (iface_.dpdk.loopback != DpdkLoopback::software) {
+    if (iface_.options.get<DpdkOptions>().loopback != DpdkLoopback::software) {
       try {
         rules_->add(f);
       } catch (...) {
@@ -131,7 +131,7 @@ class DpdkEngine final : public Engine {
   rte_ring* make_ring(uint16_t id) {
     static std::atomic<unsigned> n{0};
     const std::string name = "ndq_lb" + std::to_string(n.fetch_add(1));
-    const unsigned size = rte_align32pow2(std::max<unsigned>(iface_.dpdk.rx_desc, 64));
+    const unsigned size = rte_align32pow2(std::max<unsigned>(iface_.options.get<DpdkOptions>().rx_desc, 64));
     rte_ring* r = rte_ring_create(name.c_str(), size, device_->socket(), RING_F_SP_ENQ | RING_F_SC_DEQ);
     if (!r)
       throw Error(Errc::resource, context_ + ": cannot create the software loopback ring of queue " +
@@ -142,7 +142,7 @@ class DpdkEngine final : public Engine {
   RegionMbufPool& pool_for(BufferPool& pool, const std::string& ctx) {
     auto& p = rx_pools_[&pool];
     if (!p) {
-      p = std::make_unique<RegionMbufPool>(pool, device_->port(), device_->socket(), iface_.dpdk.mempool_cache,
+      p = std::make_unique<RegionMbufPool>(pool, device_->port(), device_->socket(), iface_.options.get<DpdkOptions>().mempool_cache,
                                            device_->needs_own_mbufs(), ctx);
       if (!p->in_region())
         log()->info("{}: driver {} needs mbufs of its own layout: region '{}' stays unused, the packets land in "
@@ -153,7 +153,7 @@ class DpdkEngine final : public Engine {
 
   // Software loopback never leaves the process: its addresses may stay unset (zeros).
   Ipv4UdpHeaders tx_headers(const std::string& ctx) const {
-    const DpdkOptions& o = iface_.dpdk;
+    const DpdkOptions& o = iface_.options.get<DpdkOptions>();
     const bool software = o.loopback == DpdkLoopback::software;
     Udp4Destination dst;
     if (!software || !iface_.tx.destination.empty()) dst = udp4_destination(iface_.tx.destination, "dpdk", ctx);

@@ -9,7 +9,11 @@
 #include "core/log.h"
 #include "core/memory_region.h"
 #include "engines/dpdk/eal.h"
+#include "engines/dpdk/limits.h"
 #include "netdaq/status.h"
+
+// The validator's rule for rx buf_size (dpdk/limits.h) assumes DPDK's headroom.
+static_assert(netdaq::detail::dpdk_limits::kMbufHeadroom == RTE_PKTMBUF_HEADROOM);
 
 namespace netdaq::detail::dpdk {
 

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/engine.h"
+#include "netdaq/engines/dpdk.h"
 #include "engines/dpdk/device.h"
 #include "engines/dpdk/flow_table.h"
 #include "engines/dpdk/mbuf_pools.h"

@@ -14,7 +14,7 @@ class DpdkRx final : public RxPort {
  public:
   DpdkRx(const QueueResources& q, const PortContext& ctx, FlowState& flows, const RegionMbufPool& pool)
       : q_(q), ctx_(ctx), flows_(flows), pool_(pool), id_(q.queue->id), split_(q.segments == 2 && !ctx.loopback),
-        raw_(q.iface->dpdk.raw_frames),
+        raw_(q.iface->options.get<DpdkOptions>().raw_frames),
         fast_free_(!split_ && !ctx.loopback && pool.in_region()),
         mbufs_(q.queue->batch_size),
         dropped_(q.queue->batch_size),

@@ -16,13 +16,13 @@ class DpdkTx final : public TxPort {
       : q_(q), ctx_(ctx), mbufs_(mbufs), headers_(headers), id_(q.queue->id),
         offload_(ctx.device.tx_checksum() && !ctx.loopback), m_(std::max<uint32_t>(q.queue->batch_size, 64)) {}
 
-  uint32_t transmit(Packet* pkts, uint32_t n) noexcept override {
+  TxResult transmit(Packet* pkts, uint32_t n) noexcept override {
     ensure_lcore();
     n = std::min<uint32_t>(n, static_cast<uint32_t>(m_.size()));
     rte_mbuf** m = m_.data();
     if (!mbufs_.alloc(m, n)) {  // cannot happen with one header per buffer; counted if it does
       q_.counters->drop(DropReason::tx_full, n);
-      return 0;
+      return {};
     }
     for (uint32_t i = 0; i < n; ++i) {
       auto& f = fields(pkts[i]);
@@ -49,7 +49,7 @@ class DpdkTx final : public TxPort {
       q_.counters->drop(DropReason::tx_full, n - sent);
       full_.store(full_.load(std::memory_order_relaxed) + (n - sent), std::memory_order_relaxed);
     }
-    return sent;
+    return TxResult::all_sent(pkts, sent);
   }
 
   // Drivers free sent mbufs lazily (when their descriptors are reused); when the pool runs

@@ -75,7 +75,7 @@ class SocketEngine final : public Engine {
 }  // namespace socket_engine
 
 void register_socket_engine() {
-  register_engine("socket", [](const Config&, const InterfaceConfig& iface) -> std::unique_ptr<Engine> {
+  register_engine(kSocketEngine, [](const Config&, const InterfaceConfig& iface) -> std::unique_ptr<Engine> {
     return std::make_unique<socket_engine::SocketEngine>(iface);
   });
 }

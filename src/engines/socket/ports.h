@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/engine.h"
+#include "netdaq/engines/socket.h"
 #include "engines/socket/address.h"
 
 namespace netdaq::detail::socket_engine {

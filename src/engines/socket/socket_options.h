@@ -8,6 +8,7 @@
 #include "core/counters.h"
 #include "engines/socket/address.h"
 #include "netdaq/config.h"
+#include "netdaq/engines/socket.h"
 #include "netdaq/status.h"
 #include "util/rate_limited_log.h"
 #include "util/unique_fd.h"

@@ -267,7 +267,7 @@ class TcpRx final : public RxPort {
 
 std::unique_ptr<RxPort> open_tcp_rx(const QueueResources& q, SockAddr& addr, const std::string& url,
                                     const std::string& context) {
-  const SocketOptions& opt = q.iface->socket;
+  const SocketOptions& opt = q.iface->options.get<SocketOptions>();
   // Default: the buf_size of the payload region (the last one), as the validator assumes.
   // A larger explicit limit may use the header buffer too, up to a packet's capacity.
   const uint32_t capacity = packet_capacity(q);

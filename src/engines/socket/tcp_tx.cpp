@@ -45,8 +45,8 @@ class TcpTx final : public TxPort {
         url_(std::move(url)),
         lost_what_("connection to " + url_ + " lost"),
         connect_what_("cannot connect to " + url_ + " (retrying every " +
-                      std::to_string(q.iface->socket.reconnect_ms) + " ms)"),
-        reconnect_ns_(uint64_t{q.iface->socket.reconnect_ms} * 1'000'000),
+                      std::to_string(q.iface->options.get<SocketOptions>().reconnect_ms) + " ms)"),
+        reconnect_ns_(uint64_t{q.iface->options.get<SocketOptions>().reconnect_ms} * 1'000'000),
         pend_cap_(4 + packet_capacity(q)),
         pending_(new std::byte[pend_cap_]),
         max_pkts_(std::min<uint32_t>(std::max<uint32_t>(q.queue->batch_size, 1), IOV_MAX / (1 + q.segments))),
@@ -55,12 +55,12 @@ class TcpTx final : public TxPort {
     start_connect(monotonic_ns());
   }
 
-  uint32_t transmit(Packet* pkts, uint32_t n) noexcept override {
+  TxResult transmit(Packet* pkts, uint32_t n) noexcept override {
     const uint64_t now = monotonic_ns();
-    if (!connected(now)) return 0;
-    if (pend_off_ < pend_len_ && !flush_pending()) return 0;
+    if (!connected(now)) return {};
+    if (pend_off_ < pend_len_ && !flush_pending()) return {};
     if (n > max_pkts_) n = max_pkts_;
-    if (n == 0) return 0;
+    if (n == 0) return {};
     size_t v = 0;
     for (uint32_t i = 0; i < n; ++i) {
       const PacketFields& f = fields(pkts[i]);
@@ -77,15 +77,16 @@ class TcpTx final : public TxPort {
     if (w < 0) {
       const int err = errno;
       if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR && err != ENOBUFS) lost(now, err);
-      return 0;
+      return {};
     }
     // Whole messages written; the one cut in the middle goes to the pending buffer.
     uint64_t left = static_cast<uint64_t>(w);
     uint32_t accepted = 0;
     while (accepted < n && left >= 4 + uint64_t{pkts[accepted].size()}) left -= 4 + pkts[accepted++].size();
     if (left > 0 && accepted < n) keep_rest(pkts[accepted++], static_cast<uint32_t>(left));
+    const TxResult r = TxResult::all_sent(pkts, accepted);  // the cut one is sent from the pending buffer
     return_buffers(q_, pkts, accepted);
-    return accepted;
+    return r;
   }
 
  private:
@@ -225,7 +226,7 @@ class TcpTx final : public TxPort {
 
 std::unique_ptr<TxPort> open_tcp_tx(const QueueResources& q, const SockAddr& dest, const std::string& url,
                                     const std::string& context) {
-  const SocketOptions& opt = q.iface->socket;
+  const SocketOptions& opt = q.iface->options.get<SocketOptions>();
   UniqueFd fd = open_socket(dest.family(), SOCK_STREAM, IPPROTO_TCP, context);
   const int s = fd.get();
   set_int_or_throw(s, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY", context);  // bursts are batched already

@@ -311,7 +311,7 @@ class UdpRx final : public RxPort {
 
 std::unique_ptr<RxPort> open_udp_rx(const QueueResources& q, SockAddr& addr, const std::string& url,
                                     const std::string& context) {
-  const SocketOptions& opt = q.iface->socket;
+  const SocketOptions& opt = q.iface->options.get<SocketOptions>();
   UniqueFd fd = open_socket(addr.family(), SOCK_DGRAM, IPPROTO_UDP, context);
   const int s = fd.get();
   set_int_or_throw(s, SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT", context);

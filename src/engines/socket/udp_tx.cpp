@@ -11,8 +11,8 @@
 // Errors: EAGAIN/ENOBUFS accept fewer packets (the caller retries; nothing counted). Any
 // other error drops the packets of the message that failed (tx_error, errno logged
 // rate-limited) and sending goes on with the next one, so a dead destination never stalls
-// the sender. Packets are consumed in order; dropped ones are marked with nseg = 0 so the
-// core does not count them as sent (see TxPort::transmit). Buffers go back to the pool
+// the sender. Packets are consumed in order; dropped ones are taken but not sent
+// (TxResult). Buffers go back to the pool
 // right after the syscall: the kernel has copied the data.
 #include <netinet/in.h>
 #include <netinet/udp.h>
@@ -65,9 +65,9 @@ class UdpTx final : public TxPort {
     }
   }
 
-  uint32_t transmit(Packet* pkts, uint32_t n) noexcept override {
+  TxResult transmit(Packet* pkts, uint32_t n) noexcept override {
     if (n > slots_) n = slots_;
-    if (n == 0) return 0;
+    if (n == 0) return {};
     const uint32_t nm = build(pkts, n);
     uint32_t done = 0;  // messages sent or failed, in order
     bool dropped = false;
@@ -90,14 +90,17 @@ class UdpTx final : public TxPort {
       dropped = true;
       ++done;
     }
-    if (done == 0) return 0;
+    if (done == 0) return {};
     const uint32_t consumed = first_[done - 1] + count_[done - 1];
-    return_buffers(q_, pkts, consumed);
+    TxResult r = TxResult::all_sent(pkts, consumed);
     if (dropped)
       for (uint32_t m = 0; m < done; ++m)
-        if (failed_[m])
-          for (uint32_t i = first_[m]; i < first_[m] + count_[m]; ++i) fields(pkts[i]).nseg = 0;
-    return consumed;
+        if (failed_[m]) {
+          r.sent -= count_[m];
+          r.sent_bytes -= packet_bytes(pkts + first_[m], count_[m]);
+        }
+    return_buffers(q_, pkts, consumed);
+    return r;
   }
 
  private:
@@ -182,7 +185,7 @@ uint32_t path_mtu(int fd, int family) {
 
 std::unique_ptr<TxPort> open_udp_tx(const QueueResources& q, const SockAddr& dest, const std::string& url,
                                     const std::string& context) {
-  const SocketOptions& opt = q.iface->socket;
+  const SocketOptions& opt = q.iface->options.get<SocketOptions>();
   UniqueFd fd = open_socket(dest.family(), SOCK_DGRAM, IPPROTO_UDP, context);
   const int s = fd.get();
   set_buffer_size(s, false, opt.sndbuf, context);

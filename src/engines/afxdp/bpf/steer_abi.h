@@ -5,7 +5,7 @@
 
 #include <linux/types.h>
 
-#define NDQ_MAX_FLOWS 64     /* flows per interface (config_limits.h: kMaxAfxdpFlows) */
+#define NDQ_MAX_FLOWS 64     /* flows per interface (also the validator's limit: limits.h) */
 #define NDQ_MAX_QUEUES 256   /* XSK map slots: NIC queue ids 0..255 */
 #define NDQ_UNMATCHED NDQ_MAX_FLOWS  /* counter slot of packets that matched no flow */
 

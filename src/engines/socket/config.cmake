@@ -1,0 +1,6 @@
+# The socket engine as the core sees it, compiled in every build (its runtime may not be):
+# description, options and validation.
+list(APPEND NETDAQ_ENGINE_CONFIG_SOURCES
+  engines/socket/describe.cpp
+  engines/socket/validate.cpp
+)
