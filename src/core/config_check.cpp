@@ -1,5 +1,7 @@
 #include "core/config_check.h"
 
+#include "net/endpoint.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -55,6 +57,36 @@ std::string not_unicast(const IpAddress& ip) {
   if (ip.is_multicast()) return "a multicast group";
   if (ip.is_broadcast()) return "the broadcast address";
   return {};
+}
+
+std::optional<IpAddress> check_header_destination(Checker& c, const std::string& key, const std::string& url,
+                                                  const std::string& engine, const char* form, bool ipv4_only) {
+  std::string error;
+  const auto ep = parse_endpoint(url, &error);
+  if (!ep) {
+    c.error(key, url, error);
+    return std::nullopt;
+  }
+  const std::string must = std::string("must be ") + form;
+  if (ep->protocol == Protocol::tcp) {
+    c.error(key, url, must + ": the " + engine + " engine sends UDP only (TCP needs the socket engine)");
+    return std::nullopt;
+  }
+  if (!ep->ip) {
+    c.error(key, url,
+            must + " with an IP address, not a host name: the " + engine +
+                " engine writes the IP header itself and resolves no names");
+    return std::nullopt;
+  }
+  if (ipv4_only && !ep->ip->is_v4()) {
+    c.error(key, url, must + ": the " + engine + " engine writes IPv4 headers only");
+    return std::nullopt;
+  }
+  if (const std::string why = not_unicast(*ep->ip); !why.empty())
+    c.error(key, url,
+            "must be a unicast address; " + ep->host + " is " + why + " (the " + engine + " engine sends to one host)");
+  if (ep->port == 0) c.error(key, url, "must have a port 1..65535 (the UDP destination port)");
+  return ep->ip;
 }
 
 }  // namespace netdaq::detail

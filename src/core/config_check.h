@@ -56,6 +56,13 @@ std::string queue_label(const InterfaceConfig& iface, const QueueConfig& q, bool
 // a multicast group, the broadcast address.
 std::string not_unicast(const IpAddress& ip);
 
+// tx.destination of an engine that writes its own Ethernet/IP/UDP headers (afxdp, dpdk): a
+// UDP endpoint with a unicast IP literal (IPv4 only when `ipv4_only`) and a port. Reports what
+// is wrong under `key`, naming `engine` and the expected `form`; returns the address, or
+// nullopt when there is none to use.
+std::optional<IpAddress> check_header_destination(Checker& c, const std::string& key, const std::string& url,
+                                                  const std::string& engine, const char* form, bool ipv4_only);
+
 // The checks, one part of the Config each.
 void check_regions(Checker& c);
 void check_interfaces(Checker& c);

@@ -1,23 +1,29 @@
+// The engines netdaq knows: their descriptions (core/engine_descriptor.h) and the runtimes
+// built in (core/engine.h), both filled once, on first use, from the generated lists.
+#include <deque>
 #include <map>
 #include <mutex>
 
 #include "core/engine.h"
+#include "core/engine_descriptor.h"
 
 namespace netdaq::detail {
-void register_builtin_engines();  // generated from src/engines_builtin.cpp.in
+void describe_builtin_engines();  // generated from src/engines_builtin.cpp.in
+void register_builtin_engines();
 
 namespace {
 struct Registry {
   std::mutex mu;
   std::map<std::string, EngineFactory> factories;
+  std::deque<EngineDescriptor> descriptors;  // a deque: pointers handed out stay valid
 };
 Registry& storage() {
   static Registry r;
   return r;
 }
-// The registry with the built-in engines in it (registered once, on first use).
+// The registry with the built-in engines in it.
 Registry& registry() {
-  static const bool builtins = (register_builtin_engines(), true);
+  static const bool builtins = (describe_builtin_engines(), register_builtin_engines(), true);
   (void)builtins;
   return storage();
 }
@@ -41,6 +47,33 @@ EngineFactory find_engine(const std::string& name) {
   std::lock_guard lock(r.mu);
   auto it = r.factories.find(name);
   return it == r.factories.end() ? nullptr : it->second;
+}
+
+void describe_engine(EngineDescriptor d) {
+  auto& r = storage();
+  std::lock_guard lock(r.mu);
+  for (auto& e : r.descriptors)
+    if (e.name == d.name) {
+      e = std::move(d);
+      return;
+    }
+  r.descriptors.push_back(std::move(d));
+}
+
+const EngineDescriptor* find_descriptor(std::string_view name) {
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  for (const auto& e : r.descriptors)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::vector<const EngineDescriptor*> engine_descriptors() {
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  std::vector<const EngineDescriptor*> out;
+  for (const auto& e : r.descriptors) out.push_back(&e);
+  return out;
 }
 
 std::vector<std::string> registered_engines() {

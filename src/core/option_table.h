@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/config_limits.h"
@@ -62,8 +63,17 @@ OptionDecl<T> choice(std::string_view key, E T::*m, const std::array<std::string
           [m, &names](const T& t) { return std::string(names[static_cast<size_t>(t.*m)]); }};
 }
 
-std::string show_list(std::span<const std::string> items);
-std::string show_list(std::span<const int> items);
+// "a, b, c", or "empty" (as docs/config.md writes an empty list).
+template <class Item>
+std::string show_list(const std::vector<Item>& items) {
+  std::string s;
+  for (const auto& i : items) {
+    if (!s.empty()) s += ", ";
+    if constexpr (std::is_arithmetic_v<Item>) s += std::to_string(i);
+    else s += i;
+  }
+  return s.empty() ? "empty" : s;
+}
 
 // A list of strings; `what` names the items in messages ("PCI addresses").
 template <class T>

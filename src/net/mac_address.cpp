@@ -2,16 +2,9 @@
 
 #include <cstdio>
 
-namespace netdaq::detail {
+#include "net/hex.h"
 
-namespace {
-int hex_digit(char ch) noexcept {
-  if (ch >= '0' && ch <= '9') return ch - '0';
-  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
-  return -1;
-}
-}  // namespace
+namespace netdaq::detail {
 
 std::optional<MacAddress> parse_mac(std::string_view text) {
   if (text.size() != 17) return std::nullopt;
@@ -19,9 +12,9 @@ std::optional<MacAddress> parse_mac(std::string_view text) {
   for (size_t i = 0; i < 6; ++i) {
     const size_t at = i * 3;
     if (i > 0 && text[at - 1] != ':') return std::nullopt;
-    const int hi = hex_digit(text[at]), lo = hex_digit(text[at + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    mac[i] = static_cast<uint8_t>(hi * 16 + lo);
+    const auto byte = hex_value(text.substr(at, 2));
+    if (!byte) return std::nullopt;
+    mac[i] = static_cast<uint8_t>(*byte);
   }
   return mac;
 }

@@ -5,7 +5,6 @@
 #include <cctype>
 
 #include "engines/afxdp/validate.h"
-#include "net/endpoint.h"
 #include "net/ip_address.h"
 #include "net/mac_address.h"
 #include "engines/afxdp/limits.h"
@@ -119,31 +118,7 @@ std::optional<IpAddress> check_destination(Checker& c, const InterfaceConfig& if
               std::string("is required for the afxdp engine when tx queues are configured: ") + kDestinationForm);
     return std::nullopt;
   }
-  std::string error;
-  const auto ep = parse_endpoint(url, &error);
-  if (!ep) {
-    c.error(key, url, error);
-    return std::nullopt;
-  }
-  if (ep->protocol == Protocol::tcp) {
-    c.error(
-        key, url,
-        std::string("must be ") + kDestinationForm + ": the afxdp engine sends UDP only (TCP needs the socket engine)");
-    return std::nullopt;
-  }
-  const auto& ip = ep->ip;
-  if (!ip) {
-    c.error(
-        key, url,
-        std::string("must be ") + kDestinationForm +
-            " with an IP address, not a host name: the afxdp engine writes the IP header itself and resolves no names");
-    return std::nullopt;
-  }
-  if (const std::string why = not_unicast(*ip); !why.empty())
-    c.error(key, url,
-            "must be a unicast address; " + ep->host + " is " + why + " (the afxdp engine sends to one host)");
-  if (ep->port == 0) c.error(key, url, "must have a port 1..65535 (the UDP destination port)");
-  return ip;
+  return check_header_destination(c, key, url, "afxdp", kDestinationForm, false);
 }
 
 void check_tx_headers(Checker& c, const InterfaceConfig& iface, const std::string& path) {

@@ -7,7 +7,6 @@
 #include "engines/dpdk/limits.h"
 #include "engines/dpdk/validate.h"
 #include "netdaq/engines/dpdk.h"
-#include "net/endpoint.h"
 #include "net/frame_headers.h"
 #include "net/ip_address.h"
 #include "net/mac_address.h"
@@ -272,33 +271,7 @@ void check_destination(Checker& c, const InterfaceConfig& iface, const std::stri
                   " (optional only with dpdk.loopback: software)");
     return;
   }
-  std::string error;
-  const auto ep = parse_endpoint(url, &error);
-  if (!ep) {
-    c.error(key, url, error);
-    return;
-  }
-  if (ep->protocol == Protocol::tcp) {
-    c.error(
-        key, url,
-        std::string("must be ") + kDestinationForm + ": the dpdk engine sends UDP only (TCP needs the socket engine)");
-    return;
-  }
-  const auto& ip = ep->ip;
-  if (!ip) {
-    c.error(
-        key, url,
-        std::string("must be ") + kDestinationForm +
-            " with an IP address, not a host name: the dpdk engine writes the IP header itself and resolves no names");
-    return;
-  }
-  if (!ip->is_v4()) {
-    c.error(key, url, std::string("must be ") + kDestinationForm + ": the dpdk engine writes IPv4 headers only");
-    return;
-  }
-  if (const std::string why = not_unicast(*ip); !why.empty())
-    c.error(key, url, "must be a unicast address; " + ep->host + " is " + why + " (the dpdk engine sends to one host)");
-  if (ep->port == 0) c.error(key, url, "must have a port 1..65535 (the UDP destination port)");
+  check_header_destination(c, key, url, "dpdk", kDestinationForm, true);
 }
 
 // DPDK has no neighbour table and a port has no address: tx needs both ends spelled out,
