@@ -14,6 +14,12 @@ packages=(
   # kernel and busybox-static are fetched with apt-get download into the build directory, not
   # installed (busybox-static would replace busybox).
   qemu-system-x86 cpio
+  # RDMA over Soft-RoCE (rdma_rxe) in that guest (tests/guest/rdma-lab.sh, rdma-peers-check.sh):
+  # rdma-core's verbs and rdma_cm tools and perftest as independent peers, pyverbs, the verbs
+  # and rdma_cm headers; ibverbs-providers has rxe's user-space driver (iproute2 has `rdma`).
+  ibverbs-providers ibverbs-utils rdmacm-utils perftest python3-pyverbs libibverbs-dev librdmacm-dev
+  # DRM's uapi headers: the rdma GPU-memory tests get a real dma-buf from the guest's vgem
+  libdrm-dev
 )
 
 missing=()

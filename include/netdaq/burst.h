@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 namespace netdaq {
@@ -25,6 +26,8 @@ struct PacketFields {
   uint8_t whole_frame = 0;          // RX: data[0] is the whole frame (dpdk raw_frames)
   uint16_t l2_len = 0;              // RX: header bytes (Ethernet..UDP) kept in front of data[0]
   uint32_t flow = 0;
+  uint32_t immediate = 0;           // RX: the message's immediate data (rdma write_imm)
+  uint8_t has_immediate = 0;
   uint64_t timestamp_ns = 0;
   void* handle = nullptr;           // the engine's own reference to the packet (dpdk: its mbuf)
 };
@@ -53,6 +56,11 @@ class Packet {
                                      : std::span<const std::byte>();
   }
   uint32_t flow() const noexcept { return f_.flow; }
+  // The 32-bit immediate data the sender attached (rdma engine, op: write_imm: the message's
+  // sequence number, modulo 2^32); nullopt for packets without one.
+  std::optional<uint32_t> immediate() const noexcept {
+    return f_.has_immediate ? std::optional<uint32_t>(f_.immediate) : std::nullopt;
+  }
   uint64_t timestamp_ns() const noexcept { return f_.timestamp_ns; }
 
   // TX: the writable buffer of a segment (its full capacity) and the length to send.

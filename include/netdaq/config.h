@@ -73,6 +73,8 @@ struct FlowConfig {
 enum class ReorderMode : uint8_t {
   sequence,  // slot = sequence % packets_per_frame, frame = sequence / packets_per_frame
   arrival,   // gather in arrival order: slot = packets so far in the frame
+  immediate, // as sequence, the sequence being the packet's immediate data (Packet::immediate():
+             // rdma op write_imm; 32 bits, unwrapped), so the CPU never reads the payload
 };
 const char* to_string(ReorderMode m) noexcept;
 
@@ -98,7 +100,7 @@ struct ReorderConfig {
   uint16_t queue = 0;               // rx queue id whose packets it takes
   int gpu = 0;
   ReorderMode mode = ReorderMode::sequence;
-  uint32_t seq_offset = 0;          // byte offset of the sequence number
+  uint32_t seq_offset = 0;          // byte offset of the sequence number (mode sequence)
   uint8_t seq_bits = 32;            // 8, 16, 32 or 64 (narrow counters wrap; netdaq unwraps them)
   ByteOrder seq_byte_order = ByteOrder::big;
   uint32_t payload_offset = 0;      // first byte of samples (after any application header)
@@ -146,15 +148,6 @@ struct InterfaceConfig {
   OptionBlocks options;
 };
 
-// What `netdaq run` does with the configured queues (ignored by the library).
-struct RunConfig {
-  double duration_s = 5;           // 0 = until Ctrl-C
-  uint64_t tx_packets = 0;         // packets each tx queue sends (0 = for duration_s)
-  uint32_t tx_payload_size = 1472; // bytes per datagram / message (netdaq payload format)
-  uint32_t stats_interval_ms = 1000;
-  uint32_t drain_ms = 200;         // keep receiving after senders stop
-};
-
 struct LogConfig {
   std::string level = "info";  // trace | debug | info | warn | error | off
 };
@@ -165,9 +158,9 @@ using SourceMap = std::map<std::string, SourceLocation>;
 struct Config {
   std::vector<MemoryRegionConfig> memory_regions;
   std::vector<InterfaceConfig> interfaces;
-  RunConfig run;
   LogConfig log;
-  // The engines' process-wide option blocks (eal: of the dpdk engine).
+  // The engines' process-wide option blocks (eal: of the dpdk engine) and the application's
+  // own blocks (netdaq/app_block.h: `run:` of the netdaq CLI).
   OptionBlocks options;
 
   std::string source = "<c++>";  // file the config came from

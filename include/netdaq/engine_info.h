@@ -22,6 +22,8 @@ struct EngineCapabilities {
   bool flow_steering = false;      // rx.flows steer packets to their queues (NIC or eBPF)
   bool flow_rss = false;           // a flow spread over several rx queues (rx.flows[].queues)
   bool runtime_flows = false;      // Session::add_flow / remove_flow
+  bool immediate_data = false;     // Packet::immediate() carries each message's sequence
+                                   // (rdma op write_imm): rx.reorder mode immediate
   uint32_t max_flows = 0;          // rx.flows per interface
   uint32_t max_queues = 0;         // rx (and tx) queues per interface; 0: no engine limit
 };

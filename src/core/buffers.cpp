@@ -22,6 +22,7 @@ uint32_t attach_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexc
       auto& f = fields(pkts[done + i]);
       f.nseg = static_cast<uint8_t>(q.segments);
       f.flow = 0;
+      f.has_immediate = 0;
       f.timestamp_ns = 0;
       for (unsigned s = 0; s < q.segments; ++s) {
         f.buf[s] = idx[s][i];

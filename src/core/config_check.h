@@ -30,6 +30,9 @@ class Checker {
     else range_unsigned(key, value, allowed);
   }
 
+  // Records an issue found elsewhere (an application block's check).
+  void add(ConfigIssue issue) { issues_.push_back(std::move(issue)); }
+
   std::vector<ConfigIssue> take() { return std::move(issues_); }
 
  private:
@@ -72,6 +75,6 @@ void check_reorder(Checker& c, const InterfaceConfig& iface, const std::string& 
 // Engine option blocks set on an interface whose engine is another one.
 void check_other_engine_options(Checker& c, const InterfaceConfig& iface, const std::string& path);
 void check_pool_budgets(Checker& c);
-void check_run_and_log(Checker& c);
+void check_log(Checker& c);
 
 }  // namespace netdaq::detail

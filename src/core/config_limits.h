@@ -37,7 +37,6 @@ inline constexpr Range timeout_us{0, 10'000'000};
 inline constexpr Range ring_depth{1, 65536};
 inline constexpr Range cpu_core{-1, 1023};
 inline constexpr Range vlan{0, 4095};
-inline constexpr Range tx_payload_size{24, 65507};
 inline constexpr Range packets_per_frame{1, 1u << 20};
 inline constexpr Range max_open_frames{1, 1024};
 inline constexpr Range frame_buffers{1, 4096};
@@ -46,7 +45,6 @@ inline constexpr Range bursts_in_flight{1, 64};
 inline constexpr Range payload_size{1, 1u << 20};
 inline constexpr Range job_packets{0, 65536};
 inline constexpr Range job_timeout_us{1, 1'000'000};
-inline constexpr Range stats_interval_ms{10, std::numeric_limits<uint32_t>::max()};
 }  // namespace limits
 
 // Known names (engines: core/engine_descriptor.h; each engine's own: its limits.h).
@@ -55,7 +53,7 @@ inline constexpr std::array<std::string_view, 5> kMemoryKindNames{"host", "huge"
 inline constexpr std::array<std::string_view, 2> kPollModeNames{"direct", "worker"};
 inline constexpr std::array<std::string_view, 7> kSampleFormatNames{"raw", "int4", "int8", "int16", "fp16", "bf16", "fp32"};
 inline constexpr std::array<std::string_view, 2> kByteOrderNames{"little", "big"};
-inline constexpr std::array<std::string_view, 2> kReorderModeNames{"sequence", "arrival"};
+inline constexpr std::array<std::string_view, 3> kReorderModeNames{"sequence", "arrival", "immediate"};
 inline constexpr std::array<std::string_view, 3> kStagingNames{"auto", "copy", "direct"};
 inline constexpr std::array<std::string_view, 3> kLaunchModeNames{"per_burst", "graph", "persistent"};
 

@@ -2,6 +2,7 @@
 // queue exists, the fields fit its buffers, the GPU can read the samples' memory and the
 // CPU can read the sequence numbers.
 #include "core/config_check.h"
+#include "netdaq/engine_info.h"
 #include "core/reorder_layout.h"
 
 namespace netdaq::detail {
@@ -101,6 +102,13 @@ void check_one(Checker& c, const InterfaceConfig& iface, const ReorderConfig& g,
   if (g.launch == LaunchMode::persistent && !reads_in_place(g.staging, samples))
     c.error(path + ".launch", "persistent",
             "needs staging: direct (the persistent kernel reads packets in place; no copy is queued before it)");
+  if (g.mode == ReorderMode::immediate) {
+    const auto caps = capabilities_of(iface);
+    if (caps && !caps->immediate_data)
+      c.error(path + ".mode", "immediate",
+              "needs packets that carry immediate data (engine rdma with rdma.op: write_imm); interface '" +
+                  iface.name + "' (engine " + iface.engine + ") delivers none: use mode sequence with seq_offset");
+  }
   if (g.mode == ReorderMode::sequence && g.seq_bits % 8 == 0 && g.seq_bits <= 64) {
     const MemoryRegionConfig* seq = region_of(c, *q, g.seq_offset, g.seq_bits / 8, path + ".seq_offset", "the sequence field");
     if (seq && seq->kind == MemoryKind::device)

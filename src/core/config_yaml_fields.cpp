@@ -1,5 +1,6 @@
 #include "core/config_yaml_fields.h"
 
+#include "core/app_blocks.h"
 #include "core/engine_descriptor.h"
 
 namespace netdaq::detail {
@@ -147,18 +148,6 @@ void read_interface(YamlReader& r, const Node& n, const Path& path, InterfaceCon
   r.map(n, path, fields);
 }
 
-void read_run(YamlReader& r, const Node& n, const Path& path, RunConfig& run) {
-  r.map(n, path, {
-      {"duration_s", [&](const Node& v, const Path& p) { r.number(v, p, run.duration_s, 0); }},
-      {"tx_packets", [&](const Node& v, const Path& p) { r.integer(v, p, run.tx_packets); }},
-      {"tx_payload_size",
-       [&](const Node& v, const Path& p) { r.integer(v, p, run.tx_payload_size, limits::tx_payload_size); }},
-      {"stats_interval_ms",
-       [&](const Node& v, const Path& p) { r.integer(v, p, run.stats_interval_ms, limits::stats_interval_ms); }},
-      {"drain_ms", [&](const Node& v, const Path& p) { r.integer(v, p, run.drain_ms); }},
-  });
-}
-
 void read_log(YamlReader& r, const Node& n, const Path& path, LogConfig& log) {
   r.map(n, path, {{"level", [&](const Node& v, const Path& p) { r.text(v, p, log.level); }}});
 }
@@ -166,6 +155,7 @@ void read_log(YamlReader& r, const Node& n, const Path& path, LogConfig& log) {
 }  // namespace
 
 void read_config(YamlReader& r, const Node& root, Config& cfg) {
+  const std::vector<AppBlock> apps = app_blocks();
   std::vector<YamlReader::Field> fields{
       {"memory_regions",
        [&](const Node& v, const Path& p) {
@@ -177,9 +167,12 @@ void read_config(YamlReader& r, const Node& root, Config& cfg) {
          r.list(v, p, "interfaces",
                 [&](const Node& item, const Path& ip) { read_interface(r, item, ip, cfg.interfaces.emplace_back()); });
        }},
-      {"run", [&](const Node& v, const Path& p) { read_run(r, v, p, cfg.run); }},
-      {"log", [&](const Node& v, const Path& p) { read_log(r, v, p, cfg.log); }},
   };
+  for (const auto& app : apps)
+    fields.push_back({app.key, [&r, &app, &cfg](const Node& v, const Path& p) {
+                        read_app_block(r, v, p, app, cfg.options.find_or_make(app.key, app.make));
+                      }});
+  fields.push_back({"log", [&](const Node& v, const Path& p) { read_log(r, v, p, cfg.log); }});
   add_engine_blocks(r, fields, cfg.options, true);
   r.map(root, "", fields);
 }

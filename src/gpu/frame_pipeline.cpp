@@ -32,7 +32,7 @@ TrackerConfig tracker_config(const ReorderConfig& c) {
   t.packets_per_frame = c.packets_per_frame;
   t.max_open_frames = c.max_open_frames;
   t.frame_buffers = c.frame_buffers;
-  t.seq_bits = c.seq_bits;
+  t.seq_bits = c.mode == ReorderMode::immediate ? 32 : c.seq_bits;  // immediates are 32 bits
   t.arrival_order = c.mode == ReorderMode::arrival;
   t.timeout_ns = uint64_t{c.frame_timeout_us} * 1000;
   return t;
@@ -281,15 +281,17 @@ void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
   tracker.expire(now);
   take_closed();
   const bool by_seq = cfg.mode == ReorderMode::sequence;
+  const bool by_imm = cfg.mode == ReorderMode::immediate;
   for (const Packet& p : burst) {
     ++stats.packets_in;
     const std::byte* samples = packet_bytes(p, cfg.payload_offset, in_bytes);
     const std::byte* seq_at = by_seq ? packet_bytes(p, cfg.seq_offset, seq_bytes) : samples;
-    if (!samples || !seq_at) {
+    const std::optional<uint32_t> imm = p.immediate();
+    if (!samples || !seq_at || (by_imm && !imm)) {
       ++stats.malformed;
       continue;
     }
-    const uint64_t seq = by_seq ? load_uint(seq_at, seq_bytes, cfg.seq_byte_order) : 0;
+    const uint64_t seq = by_imm ? *imm : by_seq ? load_uint(seq_at, seq_bytes, cfg.seq_byte_order) : 0;
     uint32_t slot = 0;
     if (tracker.place(seq, now, &slot) == Placement::placed)
       add_entry(reinterpret_cast<uint64_t>(samples), slot, copy ? samples : nullptr);

@@ -11,6 +11,7 @@
 
 #include "netdaq/config.h"
 #include "netdaq/status.h"
+#include "run_block.h"
 
 namespace {
 
@@ -20,6 +21,13 @@ namespace {
 }
 
 }  // namespace
+
+// The seeds (examples, tests/data/config) hold the CLI's `run:` block: read it as `netdaq`
+// does, so the application-block reader is fuzzed too.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  netdaq::cli::register_run_block();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -16,8 +16,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 # labs, DPDK's tap device, and what the tap PMD's rte_flow asks of TC (multiq root qdisc,
 # ingress for remote=, flower, skbedit to a queue, gact drop/pass, mirred redirects to and from
 # the remote netdev, bpf for RSS).
+# RDMA over Soft-RoCE (tests/guest/rdma-lab.sh), in dependency order: crc32_generic (rxe
+# computes its ICRC with the crypto API's "crc32", which nothing in the guest can autoload: no
+# modprobe, no modules.dep), ib_core, ib_uverbs (/dev/infiniband/uverbsN), udp_tunnel and
+# ip6_udp_tunnel (RoCEv2's UDP port 4791), rdma_rxe, then the connection manager for librdmacm
+# (ib_cm, iw_cm, configfs, rdma_cm, rdma_ucm: /dev/infiniband/rdma_cm). The resolver below adds
+# any other dependency from the modules' depends= and loads each after those it needs.
+# vgem (with drm): a real dma-buf exporter with no GPU, for the rdma engine's GPU-memory
+# registration tests (rxe must refuse dma-bufs, clearly).
 modules=(virtio_pci 9pnet_virtio 9p overlay
-         veth tun sch_multiq sch_ingress cls_flower cls_bpf act_skbedit act_gact act_mirred act_bpf)
+         veth tun sch_multiq sch_ingress cls_flower cls_bpf act_skbedit act_gact act_mirred act_bpf
+         crc32_generic ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe
+         ib_cm iw_cm configfs rdma_cm rdma_ucm drm vgem)
 
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)

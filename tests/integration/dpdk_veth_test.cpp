@@ -334,7 +334,7 @@ std::string tap_flow_kernel_support(const NetnsLab& lab) {
 // skbedit or gact) steering cannot happen: the steering tests skip there, saying so, and
 // DpdkTap.FlowsAreRefusedWhereTheKernelLacksTc checks what such a machine does instead
 // (refuse the flows, naming them and the driver). They run for real in the ctest test
-// dpdk_tap_flows_in_guest_kernel (a QEMU guest with Debian's stock kernel, required with
+// guest_kernel_tests (a QEMU guest with Debian's stock kernel, required with
 // CI=true), which sets NETDAQ_REQUIRE_TAP_FLOWS=1: there a missing piece is a failure.
 bool tap_flows_required() { return env_is("NETDAQ_REQUIRE_TAP_FLOWS"); }
 #define NDQ_REQUIRE_TAP_FLOWS(lab)                                                                        \
@@ -343,7 +343,7 @@ bool tap_flows_required() { return env_is("NETDAQ_REQUIRE_TAP_FLOWS"); }
     const std::string tc_why_ = tap_flow_kernel_support(lab);                                             \
     if (!tc_why_.empty()) {                                                                               \
       if (tap_flows_required()) FAIL() << tc_why_ << " (NETDAQ_REQUIRE_TAP_FLOWS=1: flows must steer)";   \
-      GTEST_SKIP() << tc_why_ << ": the ctest test dpdk_tap_flows_in_guest_kernel runs this in a kernel " \
+      GTEST_SKIP() << tc_why_ << ": the ctest test guest_kernel_tests runs this in a kernel " \
                                  "that has them";                                                         \
     }                                                                                                     \
   } while (0)

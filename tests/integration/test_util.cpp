@@ -107,7 +107,6 @@ uint64_t payload_seq(const Bytes& b) {
 Config Iface::build() const {
   Config c;
   c.log.level = log_level;
-  c.run.tx_payload_size = std::min<uint32_t>(c.run.tx_payload_size, buf_size);
   netdaq::MemoryRegionConfig payload;
   payload.name = "payload";
   payload.buf_size = buf_size;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "config_test_util.h"
+#include "run_block.h"
 #include "core/config_limits.h"
 #include "engines/dpdk/limits.h"
 #include "core/pool_budget.h"
@@ -184,7 +185,7 @@ TEST_F(ConfigDpdk, ExamplesValidate) {
   EXPECT_EQ(loop.interfaces[0].engine, "dpdk");
   EXPECT_EQ(loop.interfaces[0].address, "net_ring0");
   EXPECT_FALSE(loop.options.get<EalConfig>().hugepages);
-  EXPECT_EQ(loop.run.tx_packets, 100000u);
+  EXPECT_EQ(netdaq::cli::run_block(loop).tx_packets, 100000u);
 
   const Config rx = Config::load(std::string(NETDAQ_SOURCE_DIR) + "/examples/dpdk-rx.yaml");
   ASSERT_EQ(rx.interfaces.size(), 1u);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "config_test_util.h"
+#include "run_block.h"
 #include "netdaq/config.h"
 
 namespace netdaq {
@@ -97,11 +98,11 @@ TEST_F(ConfigLoad, FullConfigRoundTrip) {
   EXPECT_DOUBLE_EQ(out.tx.rate_mbps, 1000.5);
   EXPECT_DOUBLE_EQ(out.tx.rate_pps, 0);
 
-  EXPECT_DOUBLE_EQ(cfg.run.duration_s, 2.5);
-  EXPECT_EQ(cfg.run.tx_packets, 100000u);
-  EXPECT_EQ(cfg.run.tx_payload_size, 1400u);
-  EXPECT_EQ(cfg.run.stats_interval_ms, 500u);
-  EXPECT_EQ(cfg.run.drain_ms, 300u);
+  EXPECT_DOUBLE_EQ(netdaq::cli::run_block(cfg).duration_s, 2.5);
+  EXPECT_EQ(netdaq::cli::run_block(cfg).tx_packets, 100000u);
+  EXPECT_EQ(netdaq::cli::run_block(cfg).tx_payload_size, 1400u);
+  EXPECT_EQ(netdaq::cli::run_block(cfg).stats_interval_ms, 500u);
+  EXPECT_EQ(netdaq::cli::run_block(cfg).drain_ms, 300u);
   EXPECT_EQ(cfg.log.level, "debug");
   EXPECT_TRUE(cfg.validate().empty());
 }
@@ -296,7 +297,7 @@ run: {duration_s: 0}
   EXPECT_FALSE(cfg.interfaces[0].options.get<SocketOptions>().gro);
   EXPECT_TRUE(cfg.interfaces[0].options.get<SocketOptions>().gso);
   EXPECT_DOUBLE_EQ(cfg.interfaces[0].tx.rate_mbps, 1000);
-  EXPECT_DOUBLE_EQ(cfg.run.duration_s, 0);
+  EXPECT_DOUBLE_EQ(netdaq::cli::run_block(cfg).duration_s, 0);
 }
 
 TEST_F(ConfigLoad, NullListsAndMapsAreEmpty) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "config_test_util.h"
+#include "run_block.h"
 #include "core/pool_budget.h"
 #include "netdaq/config.h"
 #include "netdaq/session.h"
@@ -109,9 +110,9 @@ TEST_F(ConfigValidate, Ranges) {
   rx0().timeout_us = 10'000'001;
   rx0().ring_depth = 65537;
   rx0().cpu_core = -2;
-  cfg.run.tx_payload_size = 23;
-  cfg.run.stats_interval_ms = 9;
-  cfg.run.duration_s = -0.5;
+  netdaq::cli::run_block(cfg).tx_payload_size = 23;
+  netdaq::cli::run_block(cfg).stats_interval_ms = 9;
+  netdaq::cli::run_block(cfg).duration_s = -0.5;
   const auto issues = cfg.validate();
   ASSERT_EQ(issues.size(), 9u);
   expect_issue(issues, "<c++>", 0, 0, "memory_regions[0].buf_size", "63", "must be an integer 64..1048576");
@@ -133,8 +134,8 @@ TEST_F(ConfigValidate, RangeLimitsAreInclusive) {
   rx0().ring_depth = 1;
   rx0().timeout_us = 10'000'000;
   rx0().cpu_core = 1023;
-  cfg.run.tx_payload_size = 65507;
-  cfg.run.stats_interval_ms = 10;
+  netdaq::cli::run_block(cfg).tx_payload_size = 65507;
+  netdaq::cli::run_block(cfg).stats_interval_ms = 10;
   EXPECT_TRUE(cfg.validate().empty());
 }
 
@@ -152,10 +153,10 @@ TEST_F(ConfigValidate, PayloadSizeFitsTheSmallestTxRegion) {
   eth0().tx.queues.push_back({.id = 1, .memory_regions = {"small"}});
   // The library ignores `run`: its default payload size does not invalidate the config.
   EXPECT_TRUE(cfg.validate().empty());
-  cfg.run.tx_payload_size = 1400;
+  netdaq::cli::run_block(cfg).tx_payload_size = 1400;
   expect_only(cfg, "run.tx_payload_size", "1400",
               "must be <= 1024, the buf_size of region 'small' used by tx queue eth0/tx1");
-  cfg.run.tx_payload_size = 1024;
+  netdaq::cli::run_block(cfg).tx_payload_size = 1024;
   EXPECT_TRUE(cfg.validate().empty());
   // Written in a file, even the default value is checked.
   const auto issues = test::parse_issues(R"(memory_regions: [{name: small, buf_size: 1024}]

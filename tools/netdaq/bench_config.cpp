@@ -1,8 +1,11 @@
-// The config of `netdaq bench`'s session: socket interfaces "bench-rx" and "bench-tx" with
-// --queues queues each, a memory region per queue sized for the batch.
+// The config of `netdaq bench`'s session: interfaces "bench-rx" and "bench-tx" (socket engine
+// for udp and tcp, rdma engine for rdma) with --queues queues each, a memory region per queue
+// sized for the batch (and, rdma, for the buffers the device holds).
 #include <algorithm>
 
 #include "bench_plan.h"
+#include "netdaq/engines/rdma.h"
+#include "run_block.h"
 
 namespace netdaq::cli {
 
@@ -68,14 +71,27 @@ SocketOptions socket_options(const BenchOptions& o) {
   return so;
 }
 
+// --protocol rdma is the rdma engine's (rdma_cm); udp and tcp the socket engine's.
+bool rdma(const BenchOptions& o) { return o.protocol == kRdmaEngine; }
+
+RdmaOptions rdma_options(const BenchOptions& o) {
+  RdmaOptions r;
+  r.op = o.rdma_op == "write_imm" ? RdmaOp::write_imm : RdmaOp::send;
+  r.recv_depth = r.send_depth = o.rdma_depth;
+  r.signal_every = std::min<uint32_t>(r.signal_every, o.rdma_depth);
+  return r;
+}
+
 InterfaceConfig rx_interface(Config& c, const BenchOptions& o, const QueueLayout& l) {
   InterfaceConfig rx;
   rx.name = "bench-rx";
-  rx.engine = kSocketEngine;
+  rx.engine = rdma(o) ? kRdmaEngine : kSocketEngine;
   rx.address = with_scheme(o.address, o.protocol);
-  rx.options.get<SocketOptions>() = socket_options(o);
+  if (rdma(o)) rx.options.get<RdmaOptions>() = rdma_options(o);
+  else rx.options.get<SocketOptions>() = socket_options(o);
+  const uint32_t lent = rdma(o) ? o.rdma_depth : 0;  // posted receives / the write_imm ring
   for (uint32_t i = 0; i < o.queues; ++i)
-    add_queue(c, rx.rx.queues, l, "rx" + std::to_string(i), l.rx_bufs, l.rx_depth, l.rx_mode,
+    add_queue(c, rx.rx.queues, l, "rx" + std::to_string(i), l.rx_bufs + lent, l.rx_depth, l.rx_mode,
               i < o.rx_cpu.size() ? o.rx_cpu[i] : -1);
   return rx;
 }
@@ -83,13 +99,19 @@ InterfaceConfig rx_interface(Config& c, const BenchOptions& o, const QueueLayout
 InterfaceConfig tx_interface(Config& c, const BenchOptions& o, const QueueLayout& l) {
   InterfaceConfig tx;
   tx.name = "bench-tx";
-  tx.engine = kSocketEngine;
+  tx.engine = rdma(o) ? kRdmaEngine : kSocketEngine;
   tx.tx.destination = with_scheme(o.destination.empty() ? o.address : o.destination, o.protocol);
   tx.tx.rate_mbps = o.rate_mbps / o.queues;  // the pacer is per queue
   tx.tx.rate_pps = o.rate_pps / o.queues;
-  tx.options.get<SocketOptions>() = socket_options(o);
+  if (rdma(o)) {
+    tx.options.get<RdmaOptions>() = rdma_options(o);
+    if (!o.source.empty()) tx.address = with_scheme(o.source, o.protocol);
+  } else {
+    tx.options.get<SocketOptions>() = socket_options(o);
+  }
+  const uint32_t lent = rdma(o) ? o.rdma_depth : 0;  // sends in flight
   for (uint32_t i = 0; i < o.queues; ++i)
-    add_queue(c, tx.tx.queues, l, "tx" + std::to_string(i), l.tx_bufs, l.tx_depth, PollMode::direct, -1);
+    add_queue(c, tx.tx.queues, l, "tx" + std::to_string(i), l.tx_bufs + lent, l.tx_depth, PollMode::direct, -1);
   return tx;
 }
 
@@ -99,7 +121,7 @@ Config bench_config(const BenchOptions& o) {
   Config c;
   c.source = "<netdaq bench>";
   c.log.level = "warn";
-  c.run.tx_payload_size = o.size;
+  run_block(c).tx_payload_size = o.size;
   const QueueLayout l = queue_layout(o);
   if (o.has_rx()) c.interfaces.push_back(rx_interface(c, o, l));
   if (o.has_tx()) c.interfaces.push_back(tx_interface(c, o, l));

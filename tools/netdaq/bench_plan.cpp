@@ -72,6 +72,7 @@ TrafficOptions bench_traffic_options(const BenchOptions& o) {
   t.payload_size = o.size;
   t.expected_size = o.size;
   t.verify = !o.no_verify;
+  t.busy_poll = o.busy_poll;
   t.drain_ms = o.drain_ms;
   t.stats_interval_ms = 1000;
   t.tx_cpu = o.tx_cpu;

@@ -20,7 +20,11 @@ struct BenchOptions {
   uint32_t queues = 1;
   std::string address = "127.0.0.1:47000";
   std::string destination;
+  std::string source;            // rdma: the sender's local IP (picks its device)
+  std::string rdma_op = "send";  // rdma: send or write_imm
+  uint32_t rdma_depth = 256;     // rdma: receives posted / sends in flight per queue
   bool rx_only = false, tx_only = false;
+  bool busy_poll = false;  // threads never sleep when idle (latency)
   std::string mode = "direct";
   uint32_t batch = 0;  // 0: from the size (a burst of at most 1 MiB, 16..256 packets)
   bool json = false;
@@ -42,7 +46,7 @@ struct BenchOptions {
 bool check_bench_options(const BenchOptions& o);
 // Fills in what the options left to the bench: the queue count, the batch, the thread CPUs.
 void complete_bench_options(BenchOptions& o);
-// The session's config: a socket interface for rx and one for tx (bench_config.cpp).
+// The session's config: an interface for rx and one for tx, socket or rdma (bench_config.cpp).
 Config bench_config(const BenchOptions& o);
 TrafficOptions bench_traffic_options(const BenchOptions& o);
 

@@ -44,8 +44,10 @@ int bench(BenchOptions o) {
 
 void add_bench_command(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<BenchOptions>();
-  auto* cmd = app.add_subcommand("bench", "Measure throughput and exact loss of the netdaq payload over sockets");
-  cmd->add_option("--protocol", o->protocol, "udp or tcp")->check(CLI::IsMember({"udp", "tcp"}))->capture_default_str();
+  auto* cmd = app.add_subcommand("bench", "Measure throughput and exact loss of the netdaq payload over sockets or RDMA");
+  cmd->add_option("--protocol", o->protocol, "udp, tcp (socket engine) or rdma (rdma engine, rdma_cm)")
+      ->check(CLI::IsMember({"udp", "tcp", kRdmaEngine}))
+      ->capture_default_str();
   cmd->add_option("-s,--size", o->size, "Payload bytes per datagram / message (>= 24)")->capture_default_str();
   cmd->add_option("-d,--duration", o->duration, "Seconds to send (default 3 unless --count)")->check(CLI::NonNegativeNumber);
   cmd->add_option("-n,--count", o->count, "Packets to send in all (split over the queues); rx-only: packets expected");
@@ -55,6 +57,13 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--address", o->address, "Where the receiver binds/listens: HOST:PORT or udp://, tcp:// URL")
       ->capture_default_str();
   cmd->add_option("--destination", o->destination, "Where the sender sends (default: --address)");
+  cmd->add_option("--source", o->source, "rdma: the sender's local IP (its RDMA device and route)");
+  cmd->add_option("--rdma-op", o->rdma_op, "rdma: send (SEND/RECV) or write_imm (RDMA WRITE with immediate)")
+      ->check(CLI::IsMember({"send", "write_imm"}))
+      ->capture_default_str();
+  cmd->add_option("--rdma-depth", o->rdma_depth, "rdma: receives posted and sends in flight per queue")
+      ->check(CLI::Range(1u, 16384u))
+      ->capture_default_str();
   cmd->add_flag("--rx-only", o->rx_only, "Only receive (stop at --count, --duration or --idle-timeout)");
   cmd->add_flag("--tx-only", o->tx_only, "Only send");
   cmd->add_option("--mode", o->mode, "RX polling: direct or worker")->check(CLI::IsMember({"direct", "worker"}))
@@ -76,6 +85,8 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--tx-cpu", o->tx_cpu, "CPU of each sender thread (default: first CPUs)")->delimiter(',');
   cmd->add_option("--rx-cpu", o->rx_cpu, "CPU of each receiver thread / worker (default: last CPUs)")->delimiter(',');
   cmd->add_flag("--no-pin", o->no_pin, "Do not pin threads");
+  cmd->add_flag("--busy-poll", o->busy_poll,
+                "Senders and receivers never sleep when idle (one core each; for latency, as ib_send_lat polls)");
   cmd->footer(
       "Throughput is the receiver's: unique packets x size over first-to-last packet (goodput, payload bytes).\n"
       "Exit status: 0 ok, 1 setup error.");

@@ -18,10 +18,13 @@ inline void sleep_us(uint32_t us) noexcept {
 
 class IdleBackoff {
  public:
+  // busy: never sleep (a core of its own per thread, as a latency-bound DAQ runs; bench
+  // --busy-poll), so a packet is seen as soon as it lands.
+  explicit IdleBackoff(bool busy = false) noexcept : busy_(busy) {}
   // After a poll (or send) that got nothing.
   void wait() noexcept {
     ++empty_;
-    if (empty_ < kSpins) return;
+    if (busy_ || empty_ < kSpins) return;
     sleep_us(empty_ < kShortSleeps ? 10 : 50);
   }
   // After one that got something.
@@ -31,6 +34,7 @@ class IdleBackoff {
   static constexpr uint32_t kSpins = 16;         // empty polls retried at once
   static constexpr uint32_t kShortSleeps = 512;  // then 10 µs sleeps up to here, then 50 µs
   uint32_t empty_ = 0;
+  bool busy_;
 };
 
 }  // namespace netdaq::cli

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli.h"
+#include "run_block.h"
 #include "netdaq/gpu.h"
 #include "netdaq/netdaq.h"
 
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", version_text, "Print the version and the engines built in, then exit");
   app.require_subcommand(0, 1);
   app.fallthrough(false);
+  netdaq::cli::register_run_block();
   int exit_code = netdaq::cli::kExitOk;
   netdaq::cli::add_run_command(app, &exit_code);
   netdaq::cli::add_bench_command(app, &exit_code);

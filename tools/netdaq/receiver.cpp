@@ -17,7 +17,7 @@ class ReceiverLoop {
   ReceiverLoop(Receiver& r, const TrafficOptions& opt) noexcept : r_(r), opt_(opt) {}
 
   void run(const std::atomic<bool>& stop) noexcept {
-    IdleBackoff idle;
+    IdleBackoff idle(opt_.busy_poll);
     while (!stop.load(std::memory_order_relaxed)) {
       RxBurst b = r_.q->poll();
       if (!b) {

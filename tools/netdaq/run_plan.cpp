@@ -2,6 +2,7 @@
 
 #include "cli.h"
 #include "errors.h"
+#include "run_block.h"
 #include "signals.h"
 
 namespace netdaq::cli {
@@ -10,8 +11,8 @@ namespace {
 
 Config load_config(const RunOptions& o) {
   Config cfg = o.config.empty() ? Config::parse(default_config_text(), default_config_name()) : Config::load(o.config);
-  if (o.duration) cfg.run.duration_s = *o.duration;
-  if (o.packets) cfg.run.tx_packets = *o.packets;
+  if (o.duration) run_block(cfg).duration_s = *o.duration;
+  if (o.packets) run_block(cfg).tx_packets = *o.packets;
   return cfg;
 }
 
@@ -31,7 +32,7 @@ void open_session(RunPlan& p, Config cfg) {
 }
 
 void set_traffic_options(RunPlan& p, const RunOptions& o) {
-  const auto& rc = p.session->config().run;
+  const RunBlock& rc = run_block(p.session->config());
   TrafficOptions& t = p.traffic;
   t.payload_size = rc.tx_payload_size;
   t.expected_size = p.ntx ? rc.tx_payload_size : 0;

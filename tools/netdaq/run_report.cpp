@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "gpu_report.h"
 #include "report.h"
+#include "run_block.h"
 
 namespace netdaq::cli {
 
@@ -19,7 +20,7 @@ bool write_run_json(const RunOptions& o, const RunPlan& p, const TrafficResult& 
   nlohmann::ordered_json j = {{"netdaq", version()},
                               {"command", "run"},
                               {"config", p.session->config().source},
-                              {"payload_size", p.session->config().run.tx_payload_size}};
+                              {"payload_size", run_block(p.session->config()).tx_payload_size}};
   write_result_json(j, r);
   if (!r.gpu.empty()) j["gpu"] = gpu_json(r);
   j["ok"] = !loss;
@@ -31,7 +32,7 @@ bool write_run_json(const RunOptions& o, const RunPlan& p, const TrafficResult& 
 }  // namespace
 
 void print_run_headline(const RunPlan& p) {
-  const auto& rc = p.session->config().run;
+  const RunBlock& rc = run_block(p.session->config());
   std::FILE* out = p.out;
   std::fprintf(out, "netdaq run: %s: %zu tx queue%s, %zu rx queue%s, payload %u B, ",
                p.session->config().source.c_str(), p.ntx, p.ntx == 1 ? "" : "s", p.nrx, p.nrx == 1 ? "" : "s",

@@ -33,10 +33,11 @@ class SenderLoop {
         size_(opt.payload_size),
         batch_(std::max<uint32_t>(1, s.q->config().batch_size)),
         deadline_ns_(deadline_ns),
+        busy_(opt.busy_poll),
         stop_(stop) {}
 
   void run() noexcept {
-    IdleBackoff idle;
+    IdleBackoff idle(busy_);
     while (!(s_.count && seq_ >= s_.count) && !stopping()) {
       const uint64_t want = s_.count ? std::min<uint64_t>(batch_, s_.count - seq_) : batch_;
       TxBurst burst = s_.q->allocate(want);
@@ -73,7 +74,7 @@ class SenderLoop {
   // Returns false when the engine took nothing for kFinishBurstNs after a stop; the rest is
   // released (counted tx_unsent).
   bool send_all(TxBurst& burst) noexcept {
-    IdleBackoff spins;
+    IdleBackoff spins(busy_);
     bool retry = false;
     uint64_t give_up_ns = 0;  // set once stopping: finish this burst, but not forever
     while (burst) {
@@ -101,6 +102,7 @@ class SenderLoop {
   const uint32_t size_;
   const uint32_t batch_;
   const uint64_t deadline_ns_;
+  const bool busy_;
   const std::atomic<bool>& stop_;
   uint64_t seq_ = 0;
 };

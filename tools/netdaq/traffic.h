@@ -56,6 +56,7 @@ struct TrafficOptions {
   uint32_t drain_ms = 200;          // keep receiving after the senders stop
   uint32_t stats_interval_ms = 1000;
   bool verify = true;               // check every pattern byte (else the header only)
+  bool busy_poll = false;           // senders and receivers never sleep when idle
   uint64_t window = 65536;          // SequenceTracker window
   // Receivers without senders in this process:
   std::vector<uint64_t> rx_expected;  // per stream id: expected count (rx-only --count)

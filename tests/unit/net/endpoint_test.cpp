@@ -68,6 +68,25 @@ TEST(Endpoint, Refuses) {
   }
 }
 
+TEST(RdmaEndpoint, WithAndWithoutPort) {
+  std::string error;
+  auto a = parse_rdma_endpoint("rdma://10.0.0.1:7471", true, &error);
+  ASSERT_TRUE(a) << error;
+  EXPECT_TRUE(a->rdma);
+  EXPECT_EQ(a->port, 7471);
+  EXPECT_EQ(a->to_string(), "rdma://10.0.0.1:7471");
+  auto b = parse_rdma_endpoint("rdma://[fd00::2]", false, &error);
+  ASSERT_TRUE(b) << error;
+  EXPECT_TRUE(b->ipv6);
+  EXPECT_EQ(b->port, 0);
+  EXPECT_FALSE(parse_rdma_endpoint("rdma://10.0.0.1", true, &error));
+  EXPECT_EQ(error, "missing :PORT (expected rdma://IP:PORT; IPv6 as rdma://[fd00::1]:PORT)");
+  EXPECT_FALSE(parse_rdma_endpoint("udp://10.0.0.1:5", false, &error));
+  EXPECT_EQ(error, "unknown scheme (expected rdma://IP or rdma://IP:PORT; IPv6 as rdma://[fd00::1])");
+  // The udp/tcp parser does not take rdma://, nor the rdma one udp://.
+  EXPECT_FALSE(parse_endpoint("rdma://10.0.0.1:5", &error));
+}
+
 TEST(FlowAddresses, ParsesMatchFields) {
   FlowConfig f;
   f.id = 3;

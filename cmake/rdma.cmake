@@ -1,0 +1,16 @@
+# The rdma engine needs rdma-core's libibverbs and librdmacm (Debian: libibverbs-dev,
+# librdmacm-dev). Appends "rdma" to NETDAQ_ENGINES when both are found.
+option(NETDAQ_WITH_RDMA "Build the rdma engine when libibverbs and librdmacm are found" ON)
+if(NETDAQ_WITH_RDMA)
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND)
+    pkg_check_modules(IBVERBS QUIET IMPORTED_TARGET libibverbs)
+    pkg_check_modules(RDMACM QUIET IMPORTED_TARGET librdmacm)
+  endif()
+  if(IBVERBS_FOUND AND RDMACM_FOUND)
+    list(APPEND NETDAQ_ENGINES rdma)
+    message(STATUS "rdma engine: libibverbs ${IBVERBS_VERSION}, librdmacm ${RDMACM_VERSION}")
+  else()
+    message(STATUS "rdma engine: not built (needs libibverbs-dev and librdmacm-dev)")
+  endif()
+endif()

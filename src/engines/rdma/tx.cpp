@@ -1,0 +1,348 @@
+// rdma tx queue: its own rdma_cm connection (RC) to tx.destination and SENDs, or RDMA WRITEs
+// with immediate into the receiver's ring (op write_imm: message seq to slot seq % slots,
+// the immediate carrying seq, never beyond the credit the receiver writes back), from the
+// application's pool buffers. The buffers stay with the port until the device is done with
+// them: a completion is asked for every rdma.signal_every sends (and for the send that fills
+// the queue), and it releases every send before it, in order. A full send queue refuses the
+// packet for now (tx_full, the caller retries); nothing blocks.
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "core/log.h"
+#include "engines/rdma/ports.h"
+#include "engines/rdma/wire.h"
+#include "util/errno_text.h"
+
+namespace netdaq::detail::rdma {
+
+namespace {
+
+constexpr int kPollBatch = 32;
+
+class SendPort final : public TxPort, public ManualQueue {
+ public:
+  SendPort(const QueueResources& q, const RdmaOptions& o) : q_(q), options_(o), context_(queue_context(q, false)) {
+    inflight_.resize(o.send_depth);
+  }
+  ~SendPort() override {
+    if (conn_.id()) rdma_disconnect(conn_.id());
+    conn_.reset();
+    manual_qp_.reset();
+    release_up_to(posted_);  // the queue pair is gone: the device holds no buffer any more
+  }
+
+  // connect: manual: a queue pair made by `link`, paired later (peer_ready).
+  void use_manual(ManualLink& link) {
+    link_ = &link;
+    DeviceMemory& memory = link.memory();
+    mr_ = memory.registration(q_.pools[0]->region(), context_);
+    cq_.reset(ibv_create_cq(memory.device(), static_cast<int>(options_.send_depth + 1), nullptr, nullptr, 0));
+    if (!cq_) throw Error(Errc::resource, context_ + ": ibv_create_cq: " + last_error());
+    manual_qp_ = link.create_qp(cq_.get(), options_.send_depth, 1, options_.max_inline, context_);
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    max_inline_ = ibv_query_qp(manual_qp_.get(), &attr, IBV_QP_CAP, &init) == 0 ? init.cap.max_inline_data : 0;
+    limit_inline();
+    if (options_.op == RdmaOp::write_imm) credit_offer(memory.pd());
+    link.add(this, manual_qp_.get(), false);
+  }
+
+  QueueParams local_params() const override {
+    QueueParams p{.qpn = manual_qp_->qp_num, .psn = options_.local_psn};
+    if (credit_mr_) p.credit = CreditOffer{.addr = reinterpret_cast<uintptr_t>(credit_word_), .rkey = credit_mr_->rkey};
+    return p;
+  }
+
+  void peer_ready(const QueueParams& peer) override {
+    if (options_.op == RdmaOp::write_imm) {
+      if (!peer.ring)
+        throw Error(Errc::invalid_config, context_ + ": the peer's rx queue pair " + std::to_string(peer.qpn) +
+                                              " offers no ring (\"ring\" in rdma.peer_file): rdma.op write_imm writes "
+                                              "into one");
+      ring_ = *peer.ring;
+      credit_limited_ = peer.credits;  // an FPGA receiver writes none: its ring is simply overwritten in turn
+    }
+    qp_.store(manual_qp_.get(), std::memory_order_release);
+    q_.counters->connections.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  void connect(const std::optional<Endpoint>& source, const Endpoint& dest,
+               std::vector<std::unique_ptr<DeviceMemory>>& devices) {
+    channel_.reset(rdma_create_event_channel());
+    if (!channel_) throw Error(Errc::system, context_ + ": rdma_create_event_channel: " + last_error());
+    rdma_cm_id* raw = nullptr;
+    if (rdma_create_id(channel_.get(), &raw, nullptr, RDMA_PS_TCP) != 0)
+      throw Error(Errc::system, context_ + ": rdma_create_id: " + last_error());
+    CmId id(raw);
+    const int timeout = static_cast<int>(options_.timeout_ms);
+    sockaddr_storage to = to_sockaddr(dest);
+    sockaddr_storage from{};
+    if (source) {
+      Endpoint any_port = *source;
+      any_port.port = 0;
+      from = to_sockaddr(any_port);
+    }
+    const std::string where = " to " + dest.to_string() + (source ? " from " + source->host : "");
+    // With its own address as the source the route (and device) is the one that reaches the
+    // peer, not the peer's device when both live in one host.
+    if (rdma_resolve_addr(id.get(), source ? reinterpret_cast<sockaddr*>(&from) : nullptr,
+                          reinterpret_cast<sockaddr*>(&to), timeout) != 0)
+      throw Error(Errc::system, context_ + ": rdma_resolve_addr" + where + ": " + last_error());
+    expect_event(channel_.get(), RDMA_CM_EVENT_ADDR_RESOLVED, timeout, context_,
+                 "resolving " + dest.to_string() + " (no RDMA device routes there?)");
+    if (rdma_resolve_route(id.get(), timeout) != 0)
+      throw Error(Errc::system, context_ + ": rdma_resolve_route" + where + ": " + last_error());
+    expect_event(channel_.get(), RDMA_CM_EVENT_ROUTE_RESOLVED, timeout, context_, "resolving the route" + where);
+
+    DeviceMemory& memory = device_memory(id->verbs, devices);
+    mr_ = memory.registration(q_.pools[0]->region(), context_);
+    cq_.reset(ibv_create_cq(id->verbs, static_cast<int>(options_.send_depth + 1), nullptr, nullptr, 0));
+    if (!cq_) throw Error(Errc::resource, context_ + ": ibv_create_cq: " + last_error());
+    ibv_qp_init_attr attr{};
+    attr.send_cq = cq_.get();
+    attr.recv_cq = cq_.get();
+    attr.qp_type = IBV_QPT_RC;
+    attr.sq_sig_all = 0;
+    attr.cap.max_send_wr = options_.send_depth;
+    attr.cap.max_recv_wr = 1;
+    attr.cap.max_send_sge = kMaxSegments;
+    attr.cap.max_recv_sge = 1;
+    attr.cap.max_inline_data = options_.max_inline;
+    if (rdma_create_qp(id.get(), memory.pd(), &attr) != 0)
+      throw Error(Errc::resource, context_ + ": rdma_create_qp (send_depth " + std::to_string(options_.send_depth) +
+                                      ", max_inline " + std::to_string(options_.max_inline) + ") on " +
+                                      device_name(id->verbs) + ": " + last_error());
+    max_inline_ = attr.cap.max_inline_data;  // what the device granted
+    limit_inline();
+    conn_ = CmConnection(std::move(id));
+
+    std::vector<uint8_t> offer;
+    if (options_.op == RdmaOp::write_imm) offer = to_bytes(credit_offer(memory.pd()));
+    rdma_conn_param param{};
+    param.private_data = offer.empty() ? nullptr : offer.data();
+    param.private_data_len = static_cast<uint8_t>(offer.size());
+    param.retry_count = 7;
+    param.rnr_retry_count = 7;  // retry a receiver with no receive posted for ever (RC loses nothing)
+    if (rdma_connect(conn_.id(), &param) != 0)
+      throw Error(Errc::system, context_ + ": rdma_connect" + where + ": " + last_error());
+    const auto e = next_established(timeout, where);
+    if (options_.op == RdmaOp::write_imm) {
+      const auto ring = from_bytes<RingOffer>(e.private_data);
+      if (!ring || ring->slots == 0)
+        throw Error(Errc::invalid_config, context_ + ": connected" + where +
+                                              ", but the peer offered no receive ring: it is not a netdaq rx queue "
+                                              "with rdma.op write_imm");
+      ring_ = *ring;
+    }
+    qp_.store(conn_.qp(), std::memory_order_release);
+    q_.counters->connections.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  TxResult transmit(Packet* pkts, uint32_t n) noexcept override {
+    poll_completions();
+    TxResult r;
+    ibv_send_wr wrs[kPollBatch];
+    ibv_sge sges[kPollBatch][kMaxSegments];
+    while (r.taken < n) {
+      uint32_t batch = 0;
+      while (batch < kPollBatch && r.taken + batch < n && posted_ + batch - completed_ < options_.send_depth) {
+        Packet& p = pkts[r.taken + batch];
+        auto& f = fields(p);
+        const uint64_t slot = posted_ + batch;
+        if (ring_.slots && credit_limited_ && slot >= credit() + ring_.slots) break;  // the receiver's ring is full
+        if (ring_.slots && p.size() > ring_.slot_size) {  // would overrun the receiver's slot
+          if (batch) break;                                // post the ones before it first
+          return_buffers(q_, &p, 1);
+          q_.counters->drop(DropReason::oversize);
+          ++r.taken;
+          continue;
+        }
+        auto& entry = inflight_[slot % options_.send_depth];
+        entry.nseg = f.nseg;
+        for (unsigned s = 0; s < f.nseg; ++s) {
+          entry.buf[s] = f.buf[s];
+          sges[batch][s] = {reinterpret_cast<uintptr_t>(f.data[s]), f.len[s], mr_->lkey};
+        }
+        ibv_send_wr& w = wrs[batch];
+        w = {};
+        w.wr_id = slot;
+        w.sg_list = sges[batch];
+        w.num_sge = f.nseg;
+        const uint32_t size = p.size();
+        if (ring_.slots) {
+          w.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+          w.imm_data = htonl(static_cast<uint32_t>(slot));
+          w.wr.rdma.remote_addr = ring_.addr + (slot % ring_.slots) * ring_.stride;
+          w.wr.rdma.rkey = ring_.rkey;
+        } else {
+          w.opcode = IBV_WR_SEND;
+        }
+        if (size <= max_inline_) w.send_flags |= IBV_SEND_INLINE;
+        // Signalled: every signal_every-th send, and the one that fills the queue (else
+        // nothing would ever complete and free it).
+        if (++unsignalled_ >= options_.signal_every || slot + 1 - completed_ == options_.send_depth) {
+          w.send_flags |= IBV_SEND_SIGNALED;
+          unsignalled_ = 0;
+        }
+        if (batch) wrs[batch - 1].next = &w;
+        r.sent_bytes += size;
+        ++batch;
+      }
+      if (batch == 0) break;
+      ibv_send_wr* bad = nullptr;
+      ibv_qp* qp = qp_.load(std::memory_order_acquire);
+      if (!qp) break;  // not connected yet (manual: not paired): the caller keeps the packets
+      const int rc = ibv_post_send(qp, wrs, &bad);
+      uint32_t ok = batch;
+      if (rc != 0) {
+        ok = 0;
+        for (ibv_send_wr* w = wrs; w && w != bad; w = w->next) ++ok;
+        // The rest are taken and dropped: a queue pair that refuses a post is in the error
+        // state (peer gone); retrying would not help.
+        const uint32_t failed = batch - ok;
+        return_buffers(q_, pkts + r.taken + ok, failed);
+        q_.counters->drop(DropReason::tx_error, failed);
+        for (uint32_t i = ok; i < batch; ++i) r.sent_bytes -= pkts[r.taken + i].size();
+        error_log_.log([&](uint64_t suppressed) {
+          log()->warn("{}: ibv_post_send: {}{}", context_, errno_text(rc),
+                      suppressed ? fmt::format(" ({} more since)", suppressed) : std::string());
+        });
+      }
+      posted_ += ok;
+      r.sent += ok;
+      r.taken += batch;
+      if (rc != 0) break;
+    }
+    return r;
+  }
+
+  void poll_completions() noexcept override {
+    ibv_wc wcs[kPollBatch];
+    const int got = ibv_poll_cq(cq_.get(), kPollBatch, wcs);
+    for (int i = 0; i < got; ++i) {
+      const ibv_wc& wc = wcs[i];
+      if (wc.status != IBV_WC_SUCCESS) {
+        // This send failed and, the queue pair now in the error state, so does each one after it.
+        q_.counters->drop(DropReason::tx_error);
+        completion_errors_.fetch_add(1, std::memory_order_relaxed);
+        if (wc.status != IBV_WC_WR_FLUSH_ERR)
+          error_log_.log([&](uint64_t suppressed) {
+            log()->warn("{}: send completion {} ({}){}", context_, ibv_wc_status_str(wc.status), int(wc.status),
+                        suppressed ? fmt::format(" ({} more since)", suppressed) : std::string());
+          });
+      }
+      release_up_to(wc.wr_id + 1);
+    }
+    if (got > 0) completed_published_.store(completed_, std::memory_order_relaxed);
+  }
+
+  void add_details(QueueStats& s) const override {
+    s.mode = std::string("rdma ") + to_string(options_.transport) + " " + to_string(options_.op) +
+             (link_ ? " manual, " + link_->state() : "") + ", inline <= " + std::to_string(max_inline_) + " B" +
+             (ring_.slots ? ", ring of " + std::to_string(ring_.slots) + " slots" : "");
+    s.engine_counters = {{"completion_errors", completion_errors_.load(std::memory_order_relaxed)},
+                         {"sends_completed", completed_published_.load(std::memory_order_relaxed)}};
+  }
+
+ private:
+  struct Inflight {
+    uint32_t buf[kMaxSegments];
+    uint8_t nseg;
+  };
+  struct alignas(64) CreditWord {
+    uint64_t value = 0;
+  };
+
+  // Inline sends are copied by the CPU: none from device memory (the NIC reads it itself).
+  void limit_inline() noexcept {
+    if (!q_.pools[0]->region().cpu_accessible()) max_inline_ = 0;
+  }
+
+  // The receiver's credit (it writes the word); write_imm only.
+  uint64_t credit() const noexcept { return std::atomic_ref<uint64_t>(*credit_word_).load(std::memory_order_acquire); }
+
+  // A registered word the receiver writes its credit into, and where it is.
+  CreditOffer credit_offer(ibv_pd* pd) {
+    credit_mem_ = std::make_unique<CreditWord>();
+    credit_word_ = &credit_mem_->value;
+    credit_mr_.reset(ibv_reg_mr(pd, credit_mem_.get(), sizeof(CreditWord), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+    if (!credit_mr_) throw Error(Errc::resource, context_ + ": registering the credit word: " + last_error());
+    CreditOffer c;
+    c.addr = reinterpret_cast<uintptr_t>(credit_word_);
+    c.rkey = credit_mr_->rkey;
+    return c;
+  }
+
+  // Sends before `end` (a count of posted sends) are done: their buffers go back.
+  void release_up_to(uint64_t end) noexcept {
+    Packet p;
+    auto& f = fields(p);
+    for (; completed_ < end; ++completed_) {
+      const Inflight& e = inflight_[completed_ % options_.send_depth];
+      f.nseg = e.nseg;
+      std::copy_n(e.buf, e.nseg, f.buf);
+      return_buffers(q_, &p, 1);
+    }
+  }
+
+  CmEvent next_established(int timeout, const std::string& where) {
+    const auto e = next_event(channel_.get(), timeout);
+    if (!e) throw Error(Errc::system, context_ + ": connecting" + where + ": no answer within " + std::to_string(timeout) +
+                                          " ms (rdma.timeout_ms)");
+    if (e->type == RDMA_CM_EVENT_ESTABLISHED) return *e;
+    std::string why = e->type == RDMA_CM_EVENT_REJECTED     ? "the peer refused (nobody listens there, or every rx queue is taken)"
+                      : e->type == RDMA_CM_EVENT_UNREACHABLE ? "the peer is unreachable"
+                                                             : "the connection failed";
+    throw Error(Errc::system, context_ + ": connecting" + where + ": " + event_text(*e) + ": " + why);
+  }
+
+  static DeviceMemory& device_memory(ibv_context* device, std::vector<std::unique_ptr<DeviceMemory>>& devices) {
+    for (auto& d : devices)
+      if (d->device() == device) return *d;
+    return *devices.emplace_back(std::make_unique<DeviceMemory>(device));
+  }
+
+  QueueResources q_;
+  RdmaOptions options_;
+  std::string context_;
+  EventChannel channel_;
+  CmConnection conn_;
+  std::atomic<ibv_qp*> qp_{nullptr};  // set once connected (manual: once paired)
+  QueuePair manual_qp_;
+  const ManualLink* link_ = nullptr;
+  ibv_mr* mr_ = nullptr;
+  CompletionQueue cq_;
+  uint32_t max_inline_ = 0;
+  RingOffer ring_{.slots = 0};  // write_imm: the receiver's ring (slots 0: op send)
+  bool credit_limited_ = true;  // the receiver writes credits (a netdaq one always does)
+  std::unique_ptr<CreditWord> credit_mem_;
+  uint64_t* credit_word_ = nullptr;
+  MemoryRegistration credit_mr_;
+  std::vector<Inflight> inflight_;
+  uint64_t posted_ = 0, completed_ = 0;  // sends posted / given back (the sending thread's)
+  uint32_t unsignalled_ = 0;
+  RateLimitedLog error_log_;
+  std::atomic<uint64_t> completion_errors_{0};
+  std::atomic<uint64_t> completed_published_{0};  // completed_, for the stats reader
+};
+
+}  // namespace
+
+std::unique_ptr<TxPort> open_manual_send_port(const QueueResources& q, const RdmaOptions& o, ManualLink& link) {
+  auto port = std::make_unique<SendPort>(q, o);
+  port->use_manual(link);
+  return port;
+}
+
+std::unique_ptr<TxPort> open_send_port(const QueueResources& q, const RdmaOptions& o,
+                                       const std::optional<Endpoint>& source, const Endpoint& destination,
+                                       std::vector<std::unique_ptr<DeviceMemory>>& devices) {
+  auto port = std::make_unique<SendPort>(q, o);
+  port->connect(source, destination, devices);
+  return port;
+}
+
+}  // namespace netdaq::detail::rdma

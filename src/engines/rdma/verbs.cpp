@@ -1,0 +1,85 @@
+#include "engines/rdma/verbs.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "netdaq/status.h"
+#include "util/errno_text.h"
+
+namespace netdaq::detail::rdma {
+
+std::string last_error() { return errno_text(errno) + " (" + errno_name(errno) + ")"; }
+
+void require_rdma_device(const std::string& context) {
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  const int err = errno;
+  if (list) ibv_free_device_list(list);
+  if (list && n > 0) return;
+  throw Error(Errc::not_found,
+              context + ": no RDMA device on this host (ibv_get_device_list: " +
+                  (list ? std::string("none found") : errno_text(err)) +
+                  "); load the NIC's RDMA driver (mlx5_ib, irdma, bnxt_re), or add a Soft-RoCE device: "
+                  "rdma link add rxe0 type rxe netdev <netdev>");
+}
+
+std::optional<CmEvent> next_event(rdma_event_channel* channel, int timeout_ms) {
+  pollfd p{channel->fd, POLLIN, 0};
+  const int ready = ::poll(&p, 1, timeout_ms);
+  if (ready < 0 && errno != EINTR) throw Error(Errc::system, "rdma_cm event channel: poll: " + last_error());
+  if (ready <= 0) return std::nullopt;
+  rdma_cm_event* ev = nullptr;
+  if (rdma_get_cm_event(channel, &ev) != 0) {
+    if (errno == EAGAIN || errno == EINTR) return std::nullopt;
+    throw Error(Errc::system, "rdma_cm event channel: rdma_get_cm_event: " + last_error());
+  }
+  CmEvent e{ev->event, ev->status, ev->id, {}};
+  const auto* data = static_cast<const uint8_t*>(ev->param.conn.private_data);
+  if (data && ev->param.conn.private_data_len) e.private_data.assign(data, data + ev->param.conn.private_data_len);
+  rdma_ack_cm_event(ev);
+  return e;
+}
+
+CmEvent expect_event(rdma_event_channel* channel, rdma_cm_event_type want, int timeout_ms, const std::string& context,
+                     const std::string& step) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    auto e = next_event(channel, static_cast<int>(left.count()));
+    if (!e) continue;
+    if (e->type == want) return *e;
+    throw Error(Errc::system, context + ": " + step + ": " + event_text(*e) + " instead of " + rdma_event_str(want));
+  }
+  throw Error(Errc::system, context + ": " + step + ": no answer within " + std::to_string(timeout_ms) +
+                                 " ms (rdma.timeout_ms); is the peer up and reachable?");
+}
+
+sockaddr_storage to_sockaddr(const Endpoint& ep) noexcept {
+  sockaddr_storage ss{};
+  if (ep.ip && ep.ip->is_v6()) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(ep.port);
+    std::memcpy(&a->sin6_addr, ep.ip->bytes.data(), 16);
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(ep.port);
+    if (ep.ip) a->sin_addr.s_addr = ep.ip->v4_network_order();
+  }
+  return ss;
+}
+
+std::string event_text(const CmEvent& e) {
+  std::string s = rdma_event_str(e.type);
+  if (e.status) s += " (status " + std::to_string(e.status) + (e.status < 0 ? ": " + errno_text(-e.status) : "") + ")";
+  return s;
+}
+
+}  // namespace netdaq::detail::rdma

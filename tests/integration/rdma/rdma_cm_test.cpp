@@ -1,0 +1,335 @@
+// The rdma engine for real: two Soft-RoCE (rdma_rxe) devices over a veth pair in the QEMU
+// guest (tests/guest/rdma-lab.sh, run by the ctest guest_kernel_tests). The client (NDQ_RDMA_IP0)
+// connects to the server side (NDQ_RDMA_IP1) through rdma_cm; every message is checked byte
+// for byte and counted. Outside that lab (no NDQ_RDMA_IP0/IP1) the tests skip, or fail with
+// CI=true: they only run through the guest.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <csignal>
+#include <future>
+#include <thread>
+
+#include "netdaq/engines/rdma.h"
+#include "netdaq/session.h"
+#include "rdma_lab.h"
+#include "test_util.h"
+
+
+using namespace netdaq;
+using namespace ndqtest;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A fresh rdma_cm port per test (the listener of the one before may linger a moment).
+uint16_t next_port() {
+  static uint16_t port = 18515;
+  return ++port;
+}
+
+struct Pair {
+  unsigned rx_queues = 1, tx_queues = 1;
+  uint32_t buf_size = 2048;
+  uint32_t recv_depth = 256, send_depth = 128;
+  uint16_t port = next_port();
+  RdmaOptions options;
+};
+
+Config pair_config(const Lab& l, const Pair& p) {
+  Config c;
+  c.log.level = "warn";
+  c.memory_regions.push_back({.name = "rx", .buf_size = p.buf_size, .num_bufs = 4096});
+  c.memory_regions.push_back({.name = "tx", .buf_size = p.buf_size, .num_bufs = 2048});
+  RdmaOptions o = p.options;
+  o.recv_depth = p.recv_depth;
+  o.send_depth = p.send_depth;
+  // The server (rx) first: its listener is up when the client connects while the session opens.
+  InterfaceConfig server;
+  server.name = "server";
+  server.engine = "rdma";
+  server.address = "rdma://" + l.server_ip + ":" + std::to_string(p.port);
+  for (unsigned i = 0; i < p.rx_queues; ++i) server.rx.queues.push_back({.id = uint16_t(i), .batch_size = 32, .ring_depth = 16, .memory_regions = {"rx"}});
+  server.options.get<RdmaOptions>() = o;
+  InterfaceConfig client;
+  client.name = "client";
+  client.engine = "rdma";
+  client.address = "rdma://" + l.client_ip;
+  client.tx.destination = server.address;
+  for (unsigned i = 0; i < p.tx_queues; ++i) client.tx.queues.push_back({.id = uint16_t(i), .batch_size = 32, .ring_depth = 16, .memory_regions = {"tx"}});
+  client.options.get<RdmaOptions>() = o;
+  if (p.rx_queues) c.interfaces.push_back(server);
+  if (p.tx_queues) c.interfaces.push_back(client);
+  return c;
+}
+
+// Every message of every tx queue arrives once, whole, on the rx queues: sizes from 1 byte to
+// a whole buffer, checked byte for byte; nothing counted lost anywhere.
+TEST(RdmaCm, SendRecvDeliversEveryMessageOnEveryQueue) {
+  NDQ_REQUIRE_LAB();
+  Pair p;
+  p.rx_queues = p.tx_queues = 2;
+  Session s(pair_config(*lab(), p));
+  ASSERT_EQ(s.rx_queues().size(), 2u);
+  ASSERT_EQ(s.tx_queues().size(), 2u);
+  constexpr size_t kPerQueue = 3000;
+  std::vector<std::vector<Bytes>> payloads(2);
+  for (size_t q = 0; q < 2; ++q)
+    for (size_t i = 0; i < kPerQueue; ++i) {
+      const uint64_t seq = q * kPerQueue + i;
+      const size_t size = i % 7 == 0 ? p.buf_size : 1 + (seq * 37) % p.buf_size;  // small (inline) to full buffers
+      payloads[q].push_back(make_payload(seq, std::max<size_t>(size, 8)));
+    }
+  const uint64_t sent_before = device_counter("NDQ_RDMA_DEV0", "sent_pkts");
+  const uint64_t rcvd_before = device_counter("NDQ_RDMA_DEV1", "rcvd_pkts");
+  std::atomic<size_t> arrived{0};
+  std::vector<std::future<size_t>> senders;
+  for (size_t q = 0; q < 2; ++q)
+    senders.push_back(std::async(std::launch::async, [&, q] {
+      return send_payloads(*s.tx_queues()[q], payloads[q], 60s, [&] { return arrived.load(); }, kReceiverWindow);
+    }));
+  std::vector<size_t> per_queue;
+  const auto got = collect_all(s.rx_queues(), 2 * kPerQueue, 90s, &per_queue, 100ms, &arrived);
+  for (auto& f : senders) EXPECT_EQ(f.get(), kPerQueue);
+  ASSERT_EQ(got.size(), 2 * kPerQueue);
+  // Each rx queue holds one connection, so one tx queue's messages, in order.
+  EXPECT_EQ(per_queue, (std::vector<size_t>{kPerQueue, kPerQueue}));
+  std::vector<int> seen(2 * kPerQueue, 0);
+  for (const auto& b : got) {
+    const uint64_t seq = payload_seq(b);
+    ASSERT_LT(seq, seen.size());
+    ++seen[seq];
+    const auto& want = payloads[seq / kPerQueue][seq % kPerQueue];
+    ASSERT_TRUE(check_payload(b, seq, want.size()));
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), long(seen.size()));
+  // The messages crossed the veth between the two devices (no rxe loopback inside one device).
+  EXPECT_GE(device_counter("NDQ_RDMA_DEV0", "sent_pkts") - sent_before, 2 * kPerQueue);
+  EXPECT_GE(device_counter("NDQ_RDMA_DEV1", "rcvd_pkts") - rcvd_before, 2 * kPerQueue);
+  const auto st = s.stats();
+  for (const auto& q : st) {
+    EXPECT_EQ(q.total_drops(), 0u) << q.queue;
+    EXPECT_EQ(q.packets, kPerQueue) << q.queue;
+    EXPECT_EQ(q.connections, 1u) << q.queue;
+  }
+}
+
+// Setup errors say what failed and what to check.
+TEST(RdmaCm, ConnectingWhereNobodyListensSaysSo) {
+  NDQ_REQUIRE_LAB();
+  Pair p;
+  p.rx_queues = 0;
+  p.options.timeout_ms = 3000;
+  const std::string e = error_of(pair_config(*lab(), p));
+  EXPECT_NE(e.find("connecting to rdma://" + lab()->server_ip), std::string::npos) << e;
+  EXPECT_NE(e.find("REJECTED"), std::string::npos) << e;
+  EXPECT_NE(e.find("nobody listens there"), std::string::npos) << e;
+}
+
+TEST(RdmaCm, AnAddressNoRdmaDeviceHoldsIsNamed) {
+  NDQ_REQUIRE_LAB();
+  Pair p;
+  p.tx_queues = 0;
+  Config c = pair_config(*lab(), p);
+  c.interfaces[0].address = "rdma://127.0.0.1:" + std::to_string(p.port);
+  const std::string e = error_of(c);
+  EXPECT_NE(e.find("no RDMA device holds 127.0.0.1"), std::string::npos) << e;
+  EXPECT_NE(e.find("rdma link add"), std::string::npos) << e;
+}
+
+TEST(RdmaCm, APortInUseIsNamed) {
+  NDQ_REQUIRE_LAB();
+  Pair p;
+  p.tx_queues = 0;
+  Session first(pair_config(*lab(), p));
+  const std::string e = error_of(pair_config(*lab(), p));
+  EXPECT_NE(e.find("rdma_bind_addr"), std::string::npos) << e;
+  EXPECT_NE(e.find("EADDRINUSE"), std::string::npos) << e;
+}
+
+// More clients than rx queues: the extra one is refused, the others keep their connections.
+TEST(RdmaCm, AConnectionBeyondTheRxQueuesIsRefused) {
+  NDQ_REQUIRE_LAB();
+  Pair p;
+  p.rx_queues = 1;
+  p.tx_queues = 1;
+  Session s(pair_config(*lab(), p));
+  Pair extra = p;
+  extra.rx_queues = 0;
+  const std::string e = error_of(pair_config(*lab(), extra));
+  EXPECT_NE(e.find("REJECTED"), std::string::npos) << e;
+  EXPECT_NE(e.find("every rx queue is taken"), std::string::npos) << e;
+}
+
+// UC through rdma_cm is refused by validation (rdma_cm connects RC queue pairs; UC is set up
+// by hand: connect: manual).
+TEST(RdmaCm, UcNeedsManualQueuePairs) {
+  NDQ_REQUIRE_LAB();
+  Pair p;
+  p.tx_queues = 0;
+  p.options.transport = RdmaTransport::uc;
+  const std::string e = error_of(pair_config(*lab(), p));
+  EXPECT_NE(e.find("interfaces[0].rdma.transport = 'uc': needs rdma.connect: manual"), std::string::npos) << e;
+}
+
+// WRITE with immediate: each tx queue writes into its rx queue's ring (64 slots, so the ring
+// wraps dozens of times), the immediate is the message's sequence, credits keep the sender
+// within the slots given back; every message arrives once, in order, byte for byte.
+TEST(RdmaCm, WriteWithImmediateDeliversEveryMessageInOrderThroughTheRing) {
+  NDQ_REQUIRE_LAB();
+  Pair p;
+  p.rx_queues = p.tx_queues = 2;
+  p.recv_depth = 64;
+  p.options.op = RdmaOp::write_imm;
+  Config c = pair_config(*lab(), p);
+  // A region per rx queue: each ring is consecutive buffers of its own region.
+  c.memory_regions.push_back({.name = "rx1", .buf_size = p.buf_size, .num_bufs = 1024});
+  c.interfaces[0].rx.queues[1].memory_regions = {"rx1"};
+  Session s(c);
+  constexpr size_t kPerQueue = 3000;
+  std::vector<std::vector<Bytes>> payloads(2);
+  for (size_t q = 0; q < 2; ++q)
+    for (size_t i = 0; i < kPerQueue; ++i)
+      payloads[q].push_back(make_payload(q * kPerQueue + i, 8 + (i * 53) % (p.buf_size - 8)));
+  std::vector<std::future<size_t>> senders;
+  for (size_t q = 0; q < 2; ++q)
+    senders.push_back(std::async(std::launch::async, [&, q] { return send_payloads(*s.tx_queues()[q], payloads[q], 60s); }));
+  std::vector<std::future<std::vector<Message>>> receivers;
+  for (size_t q = 0; q < 2; ++q)
+    receivers.push_back(std::async(std::launch::async, [&, q] { return collect_messages(*s.rx_queues()[q], kPerQueue, 90s); }));
+  for (auto& f : senders) EXPECT_EQ(f.get(), kPerQueue);
+  for (size_t q = 0; q < 2; ++q) {
+    const auto got = receivers[q].get();
+    ASSERT_EQ(got.size(), kPerQueue) << "rx queue " << q;
+    // rx queue q holds one connection: one tx queue's messages; which one is the accept order.
+    const uint64_t first = payload_seq(got[0].bytes) / kPerQueue * kPerQueue;
+    for (size_t i = 0; i < kPerQueue; ++i) {
+      ASSERT_EQ(got[i].immediate, std::optional<uint32_t>(uint32_t(i))) << "message " << i;
+      ASSERT_TRUE(check_payload(got[i].bytes, first + i, payloads[first / kPerQueue][i].size()));
+    }
+  }
+  for (const auto& q : s.stats()) {
+    EXPECT_EQ(q.total_drops(), 0u) << q.queue;
+    EXPECT_EQ(q.packets, kPerQueue) << q.queue;
+    if (q.is_rx) {
+      EXPECT_EQ(engine_counter(q, "credit"), kPerQueue) << q.queue << ": every slot given back";
+    }
+  }
+}
+
+// The application holding the whole ring stops the sender (credits), it does not lose data:
+// once the bursts are released the rest arrives.
+TEST(RdmaCm, HeldSlotsHoldTheSenderBack) {
+  NDQ_REQUIRE_LAB();
+  Pair p;
+  p.recv_depth = 32;
+  p.options.op = RdmaOp::write_imm;
+  Config c = pair_config(*lab(), p);
+  c.interfaces[0].rx.queues[0].ring_depth = 64;  // room to hold 32 one-packet bursts
+  Session s(c);
+  constexpr size_t kN = 100;
+  std::vector<Bytes> payloads;
+  for (size_t i = 0; i < kN; ++i) payloads.push_back(make_payload(i, 100));
+  auto sender = std::async(std::launch::async, [&] { return send_payloads(*s.tx_queues()[0], payloads, 60s); });
+  std::vector<RxBurst> held;
+  size_t holding = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (holding < 32 && std::chrono::steady_clock::now() < deadline) {
+    RxBurst b = s.rx_queues()[0]->poll();
+    holding += b.size();
+    if (!b.empty()) held.push_back(std::move(b));
+  }
+  ASSERT_EQ(holding, 32u);
+  std::this_thread::sleep_for(500ms);  // the sender had time to overrun, were it not held back
+  EXPECT_EQ(s.tx_queues()[0]->stats().packets, 32u) << "sent while the ring was full";
+  EXPECT_TRUE(s.rx_queues()[0]->poll().empty());
+  held.clear();  // give the slots back
+  const auto rest = collect_messages(*s.rx_queues()[0], kN - 32, 60s);
+  EXPECT_EQ(sender.get(), kN);
+  ASSERT_EQ(rest.size(), kN - 32);
+  for (size_t i = 0; i < rest.size(); ++i) ASSERT_TRUE(check_payload(rest[i].bytes, 32 + i, 100));
+  EXPECT_EQ(s.rx_queues()[0]->stats().total_drops(), 0u);
+}
+
+// A message larger than the receiver's slot is refused by the sender (oversize), not written
+// over the next slot; the messages around it arrive.
+TEST(RdmaCm, AMessageLargerThanTheRemoteSlotIsCountedOversize) {
+  NDQ_REQUIRE_LAB();
+  Pair p;
+  p.options.op = RdmaOp::write_imm;
+  Config c = pair_config(*lab(), p);
+  c.memory_regions[0].buf_size = 1024;  // the receiver's slots
+  Session s(c);
+  std::vector<Bytes> payloads{make_payload(0, 1000), make_payload(1, 1500), make_payload(2, 1024)};
+  EXPECT_EQ(send_payloads(*s.tx_queues()[0], payloads, 10s), 3u);
+  const auto got = collect_messages(*s.rx_queues()[0], 2, 10s);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_TRUE(check_payload(got[0].bytes, 0, 1000));
+  EXPECT_TRUE(check_payload(got[1].bytes, 2, 1024));
+  EXPECT_EQ(got[1].immediate, std::optional<uint32_t>(1u)) << "the refused message used no sequence number";
+  EXPECT_EQ(s.tx_queues()[0]->stats().drop(DropReason::oversize), 1u);
+}
+
+// A write_imm sender meeting a send receiver (or the reverse) is told why at connect time.
+TEST(RdmaCm, MismatchedOpsAreRefusedAtConnect) {
+  NDQ_REQUIRE_LAB();
+  Pair p;
+  Config c = pair_config(*lab(), p);
+  c.interfaces[1].options.get<RdmaOptions>().op = RdmaOp::write_imm;
+  const std::string e = error_of(c);
+  EXPECT_NE(e.find("offered no receive ring"), std::string::npos) << e;
+}
+
+
+// A client process killed mid-stream (SIGKILL: no goodbye but the kernel's): the server's rx
+// queue gets its receives back, takes the next client's connection and receives all of it.
+TEST(RdmaCm, AfterAPeerIsKilledTheServerTakesTheNextConnection) {
+  NDQ_REQUIRE_LAB();
+  Pair p;
+  p.tx_queues = 0;
+  Session s(pair_config(*lab(), p));
+  RxQueue& q = *s.rx_queues()[0];
+  TempFile yaml1, yaml2, out1, out2;  // (alive as long as the clients)
+  auto client = [&](const TempFile& yaml, const TempFile& out, const std::string& run) {
+    std::ofstream(yaml.path) << "memory_regions: [{name: tx, buf_size: 2048, num_bufs: 2048}]\n"
+                             << "interfaces:\n  - name: client\n    engine: rdma\n    address: rdma://" << lab()->client_ip
+                             << "\n    tx:\n      destination: rdma://" << lab()->server_ip << ":" << p.port
+                             << "\n      queues: [{batch_size: 32, ring_depth: 16, memory_regions: [tx]}]\n"
+                             << "run: {" << run << ", tx_payload_size: 1000}\n";
+    return std::make_unique<Subprocess>(std::vector<std::string>{NETDAQ_CLI, "run", yaml.path, "-q"}, out.path);
+  };
+  size_t got = 0;
+  auto receive_until = [&](size_t n, std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (got < n && std::chrono::steady_clock::now() < deadline) got += q.poll().size();
+  };
+  auto text = [](const TempFile& f) {
+    const Bytes b = read_file(f.path);
+    return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+  };
+  auto first = client(yaml1, out1, "duration_s: 60");
+  receive_until(200, 60s);
+  ASSERT_GE(got, 200u) << q.stats().mode << "\nfirst client: " << text(out1);
+  ::kill(first->pid(), SIGKILL);
+  first->wait(10s);
+  // Its receives come back (flushed) and the queue waits for the next client.
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (q.stats().mode.find("peer gone") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    got += q.poll().size();
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_NE(q.stats().mode.find("peer gone"), std::string::npos) << q.stats().mode;
+  const size_t before = got;
+  auto second = client(yaml2, out2, "tx_packets: 500");
+  receive_until(before + 500, 60s);
+  EXPECT_EQ(second->wait(30s), 0) << text(out2);
+  EXPECT_EQ(got - before, 500u) << q.stats().mode;
+  const QueueStats st = q.stats();
+  EXPECT_EQ(st.connections, 2u);
+  EXPECT_EQ(st.total_drops(), 0u);
+  EXPECT_EQ(engine_counter(st, "completion_errors"), 0u) << "flushed receives are no errors";
+  EXPECT_GT(engine_counter(st, "flushed_receives"), 0u);
+}
+
+}  // namespace
