@@ -24,7 +24,7 @@ class StopPolicy {
   const uint64_t deadline_ns_;  // 0: none
   const Workers& w_;
   uint64_t rx_expected_total_ = 0;
-  uint64_t drain_start_ = 0;  // when the senders were first seen done
+  uint64_t drain_start_ = 0;  // when the senders were first seen done (the drain runs drain_ms past it and past the last packet)
 };
 
 }  // namespace netdaq::cli
