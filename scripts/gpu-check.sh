@@ -21,6 +21,14 @@ if [ -d .carry/pcap-root ]; then
   export PKG_CONFIG_PATH=$PWD/.carry/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   export LD_LIBRARY_PATH=$PWD/.carry/pcap-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/pcap-root/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
+# rdma-core (the rdma engine; tests/gpu/rdma_gpu_memory_test.cpp): `apt-get download
+# libibverbs-dev libibverbs1 librdmacm-dev librdmacm1 libnl-3-200 libnl-route-3-200`, each
+# `dpkg -x` into .carry/rdma-root, plus .carry/rdma/pkgconfig/{libibverbs,librdmacm}.pc with
+# prefix=${pcfiledir}/../../rdma-root/usr (no Requires.private). The machine has no RDMA device.
+if [ -d .carry/rdma ]; then
+  export PKG_CONFIG_PATH=$PWD/.carry/rdma/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export LD_LIBRARY_PATH=$PWD/.carry/rdma-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/rdma-root/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 # DPDK (the dpdk engine's GPU test): Debian 12's headers, libraries and the net_ring /
 # net_null / mempool_ring drivers copied into .carry/dpdk (include, lib, pmds) with a
 # pkgconfig/libdpdk.pc whose prefix is ${pcfiledir}/..; the test loads the drivers with -d.
