@@ -2,7 +2,9 @@
 # Builds netdaq on a GPU machine and runs every GPU test, the end-to-end socket -> GPU run
 # and the GPU benchmarks; logs and JSON go to $OUT (or ./out). Used through the `device`
 # tool (docs/gpu.md): the machine has CUDA, yaml-cpp, spdlog and GoogleTest but no package
-# registry, so header-only CLI11 and nlohmann-json travel in .carry/include.
+# registry, so what else netdaq needs travels in .carry/ (ignored by git; pass it to the device
+# tool's carry): header-only CLI11 and nlohmann-json in .carry/include, and libpcap, rdma-core
+# and DPDK as below. scripts/make-carry.sh makes .carry/ from this Debian 12 machine's packages.
 #   scripts/gpu-check.sh [tests|bench|all]   (default all)
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Makes .carry/, what scripts/gpu-check.sh needs on the GPU machine (Ubuntu 24.04, CUDA, no
+# package registry) beyond its own packages, from this Debian 12 machine's apt sources:
+# `apt-get download` + `dpkg -x` into a temporary directory, nothing installed here.
+#   .carry/include                 CLI11 and nlohmann-json (header-only)
+#   .carry/pcap-root, lib/pkgconfig/libpcap.pc          libpcap (+ libdbus-1)
+#   .carry/rdma-root, rdma/pkgconfig/{libibverbs,librdmacm}.pc
+#                                  rdma-core's verbs and rdma_cm (+ libnl-3, libnl-route-3)
+#   .carry/dpdk/{include,lib,pmds,pkgconfig/libdpdk.pc}
+#                                  DPDK 22.11: the headers, the libraries netdaq links and
+#                                  their runtime needs (libnuma, libfdt, libbsd, libmd), and
+#                                  the net_ring, net_null and mempool_ring drivers
+# Every .pc file names its prefix relative to ${pcfiledir}, so .carry/ works wherever the
+# working tree is copied. Idempotent: .carry/ is made anew on every run. Run as root or as a
+# user that may run apt-get download (the package lists must be current: apt-get update).
+#   scripts/make-carry.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+carry=$PWD/.carry
+arch=x86_64-linux-gnu
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# As root, apt-get download would fetch as _apt, which may not write into $tmp: fetch as root.
+apt_opts=(-q)
+[ "$(id -u)" = 0 ] && apt_opts+=(-o APT::Sandbox::User=root)
+
+# unpack ROOT PACKAGE...: downloads each package and unpacks it into ROOT.
+unpack() {
+  local root=$1 deb
+  shift
+  mkdir -p "$tmp/debs" "$root"
+  (cd "$tmp/debs" && apt-get download "${apt_opts[@]}" "$@" >/dev/null) ||
+    { echo "make-carry: apt-get download $* failed (apt-get update?)" >&2; exit 1; }
+  for p in "$@"; do
+    deb=$(ls "$tmp/debs/${p}"_*.deb)
+    dpkg -x "$deb" "$root"
+  done
+}
+# tidy ROOT: drops what no build needs (docs, static archives, Debian's own .pc files with
+# /usr paths) and symlinks that point outside ROOT's files (e.g. the dev links to providers).
+tidy() {
+  rm -rf "${1:?}/usr/share" "$1/usr/lib/$arch/pkgconfig" "$1/usr/lib/$arch/rsocket"
+  find "$1" -name '*.a' -delete
+  find "$1" -xtype l -delete
+}
+# relocate SRC DST PREFIX: writes DEBIAN'S .pc file SRC as DST with prefix=PREFIX (relative
+# to ${pcfiledir}) in place of /usr, and without Requires.private / Libs.private (those
+# modules are not on the GPU machine, and netdaq links dynamically).
+relocate() {
+  mkdir -p "$(dirname "$2")"
+  {
+    echo "prefix=$3"
+    sed -E -e '/^prefix=/d' -e '/^(Requires|Libs)\.private:/d' \
+      -e 's#^([a-z_]+)="?/usr([^"]*)"?$#\1=${prefix}\2#' -e 's#^([a-z_]+)="([^"]*)"$#\1=\2#' "$1"
+  } > "$2"
+}
+
+rm -rf "$carry"
+mkdir -p "$carry"
+
+# CLI11 and nlohmann-json: header-only; gpu-check.sh puts .carry/include on the include path.
+unpack "$tmp/hdr" libcli11-dev nlohmann-json3-dev
+mkdir -p "$carry/include"
+cp -a "$tmp/hdr/usr/include/CLI" "$tmp/hdr/usr/include/nlohmann" "$carry/include/"
+
+# libpcap (netdaq capture, the integration tests' pcap writer).
+unpack "$carry/pcap-root" libpcap0.8-dev libpcap0.8 libdbus-1-3
+relocate "$carry/pcap-root/usr/lib/$arch/pkgconfig/libpcap.pc" "$carry/lib/pkgconfig/libpcap.pc" \
+  '${pcfiledir}/../../pcap-root/usr'
+tidy "$carry/pcap-root"
+
+# rdma-core (the rdma engine): verbs and rdma_cm with libnl, which Ubuntu may not have.
+# Debian's libibverbs.so / librdmacm.so dev links are relative (-> libX.so.1), so they resolve
+# inside rdma-root; the provider dev links (libmlx5.so, ...) would not and are dropped.
+unpack "$carry/rdma-root" libibverbs-dev libibverbs1 librdmacm-dev librdmacm1 libnl-3-200 libnl-route-3-200
+for pc in libibverbs librdmacm; do
+  relocate "$carry/rdma-root/usr/lib/$arch/pkgconfig/$pc.pc" "$carry/rdma/pkgconfig/$pc.pc" \
+    '${pcfiledir}/../../rdma-root/usr'
+done
+tidy "$carry/rdma-root"
+
+# DPDK: the headers (Debian splits rte_config.h & co. into include/$arch/dpdk: merged here)
+# and only the libraries netdaq links (libdpdk.pc lists all 51; netdaq uses eal, ethdev, mbuf,
+# mempool, ring, net and the vdev bus) with what they and the three drivers need.
+rte_libs=(eal kvargs telemetry ethdev net mbuf mempool ring meter pci bus_pci bus_vdev)
+rte_pmds=(net_ring net_null mempool_ring)
+sys_libs=(libnuma.so.1 libfdt.so.1 libbsd.so.0 libmd.so.0)
+pkgs=(libdpdk-dev libbsd-dev libnuma1 libfdt1 libbsd0 libmd0)
+for l in "${rte_libs[@]}" "${rte_pmds[@]}"; do pkgs+=("librte-${l//_/-}23"); done
+unpack "$tmp/dpdk" "${pkgs[@]}"
+src=$tmp/dpdk/usr/lib/$arch
+dpdk=$carry/dpdk
+mkdir -p "$dpdk/include" "$dpdk/lib" "$dpdk/pmds" "$dpdk/pkgconfig"
+cp -a "$tmp/dpdk/usr/include/dpdk/." "$tmp/dpdk/usr/include/$arch/dpdk/." "$dpdk/include/"
+cp -a "$tmp/dpdk/usr/include/bsd" "$dpdk/include/"  # rte_string_fns.h includes <bsd/string.h>
+abi=$(ls "$src"/librte_eal.so.*.* | sed -E 's/.*\.so\.//')  # 23.0
+for l in "${rte_libs[@]}"; do
+  f=librte_$l.so
+  cp -L "$src/$f.$abi" "$dpdk/lib/"
+  ln -s "$f.$abi" "$dpdk/lib/$f.${abi%%.*}"
+  ln -s "$f.${abi%%.*}" "$dpdk/lib/$f"
+done
+for l in "${sys_libs[@]}"; do
+  real=$(readlink -f "$src/$l")
+  cp "$real" "$dpdk/lib/"
+  [ "$(basename "$real")" = "$l" ] || ln -s "$(basename "$real")" "$dpdk/lib/$l"
+done
+ln -s libbsd.so.0 "$dpdk/lib/libbsd.so"
+# The drivers, loaded with -d .carry/dpdk/pmds (NETDAQ_DPDK_DRIVERS): one file each, since EAL
+# loads every *.so and *.so.$abi file of the directory.
+for l in "${rte_pmds[@]}"; do cp -L "$src/librte_$l.so.$abi" "$dpdk/pmds/"; done
+# Libraries the drivers need that netdaq does not link must still load from .carry/dpdk/lib.
+missing=$(for f in "$dpdk"/lib/*.so.* "$dpdk"/pmds/*; do objdump -p "$f" | awk '/NEEDED/ {print $2}'; done |
+  sort -u | while read -r n; do
+    [ -e "$dpdk/lib/$n" ] || [[ $n =~ ^(libc|libm|ld-linux-x86-64)\.so ]] || echo "$n"
+  done)
+[ -z "$missing" ] || { echo "make-carry: .carry/dpdk lacks $missing" >&2; exit 1; }
+orig=$tmp/dpdk/usr/lib/$arch/pkgconfig
+version=$(sed -n 's/^Version: *//p' "$orig/libdpdk.pc")
+cflags=$(sed -n 's/^Cflags: *//p' "$orig/libdpdk-libs.pc" | sed -E 's#-I\$\{includedir\}/\.\./[^ ]*dpdk ##')
+libs=""
+for l in "${rte_libs[@]}"; do libs+=" -lrte_$l"; done
+cat > "$dpdk/pkgconfig/libdpdk.pc" <<EOF
+prefix=\${pcfiledir}/..
+includedir=\${prefix}/include
+libdir=\${prefix}/lib
+
+Name: DPDK
+Description: The Data Plane Development Kit (DPDK), Debian 12's, as much as netdaq needs
+Version: $version
+Libs: -L\${libdir}$libs -lbsd
+Cflags: $cflags
+EOF
+
+echo "make-carry: $(du -sh "$carry" | cut -f1) in .carry (include, pcap-root, rdma-root, dpdk)"
