@@ -3,7 +3,8 @@
 // these defaults are a validation error.
 //
 //   address: rdma://IP:PORT         rx queues accept connections there (rdma_cm), one each
-//   tx.destination: rdma://IP:PORT  each tx queue connects its own queue pair there
+//   tx.destination: rdma://IP:PORT  each tx queue connects its own queue pair there (and again
+//                                   whenever the server goes away and comes back)
 //   connect: manual                 no rdma_cm: queue pairs set up from the peer's parameters
 //                                   (the FPGA pattern), address: rdma://IP names the device
 #pragma once
@@ -17,7 +18,8 @@ inline constexpr const char* kRdmaEngine = "rdma";
 
 enum class RdmaTransport : uint8_t {
   rc,  // reliable connected: acknowledged, retransmitted, nothing lost
-  uc,  // unreliable connected: no acks; a lost message is a gap in the sequence
+  uc,  // unreliable connected: no acks; a lost message is a gap in the sequence (through
+       // rdma_cm: port space RDMA_PS_IB, so both sides must say uc)
 };
 const char* to_string(RdmaTransport t) noexcept;
 

@@ -30,7 +30,7 @@ void ConnectedRx::accept(CmId& id, const std::vector<uint8_t>& peer) {
   ibv_qp_init_attr attr{};
   attr.send_cq = cq_.get();
   attr.recv_cq = cq_.get();
-  attr.qp_type = IBV_QPT_RC;
+  attr.qp_type = qp_type_of(options_.transport);
   attr.cap.max_send_wr = send_depth_;
   attr.cap.max_recv_wr = options_.recv_depth;
   attr.cap.max_send_sge = 1;
@@ -59,7 +59,7 @@ void ConnectedRx::accept(CmId& id, const std::vector<uint8_t>& peer) {
   // when it moved the queue pair to RTR); a short timer keeps an RC sender from stalling.
   ibv_qp_attr rnr{};
   rnr.min_rnr_timer = static_cast<uint8_t>(options_.min_rnr_timer);
-  if (ibv_modify_qp(conn.qp(), &rnr, IBV_QP_MIN_RNR_TIMER) != 0)
+  if (options_.transport == RdmaTransport::rc && ibv_modify_qp(conn.qp(), &rnr, IBV_QP_MIN_RNR_TIMER) != 0)
     log()->debug("{}: min_rnr_timer {} not applied: {}", context_, options_.min_rnr_timer, last_error());
   conn_ = std::move(conn);
   drained_.store(false, std::memory_order_relaxed);

@@ -57,14 +57,19 @@ class RdmaEngine final : public Engine {
       return open_manual_send_port(q, options_, link("rdma engine: interface '" + iface_.name + "'"));
     std::optional<Endpoint> source;
     if (!iface_.address.empty()) source = endpoint_of(iface_.address, context, "address", false);
-    return open_send_port(q, options_, source, endpoint_of(iface_.tx.destination, context, "tx.destination"), devices_);
+    auto port = open_send_port(q, options_, source, endpoint_of(iface_.tx.destination, context, "tx.destination"), devices_);
+    cm_tx_.push_back(port.get());
+    return port;
   }
 
   // manual: the local file is written once every queue pair exists, then the pairing starts.
   void start() override {
     if (link_) link_->start();
   }
+  // Before any queue closes (the session stops every engine first): no reconnects from now.
   void stop() noexcept override {
+    for (CmTxPort* p : cm_tx_) p->stop_watching();
+    cm_tx_.clear();
     if (listener_) listener_->stop();
     if (link_) link_->stop();
   }
@@ -81,6 +86,7 @@ class RdmaEngine final : public Engine {
   std::vector<std::unique_ptr<DeviceMemory>> devices_;  // before the listener: it outlives the ports' registrations
   std::unique_ptr<Listener> listener_;
   std::unique_ptr<ManualLink> link_;  // connect: manual
+  std::vector<CmTxPort*> cm_tx_;       // the tx queues it opened through rdma_cm (the session owns them)
 
   ManualLink& link(const std::string& context) {
     if (!link_) link_ = std::make_unique<ManualLink>(endpoint_of(iface_.address, context, "address", false), options_, context);

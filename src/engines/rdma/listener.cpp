@@ -14,12 +14,9 @@ constexpr int kStopCheckMs = 100;  // how often the thread looks at the stop fla
 Listener::Listener(const Endpoint& address, const RdmaOptions& o, const std::string& context)
     : options_(o), context_(context), channel_(rdma_create_event_channel()) {
   if (!channel_) throw Error(Errc::system, context_ + ": rdma_create_event_channel: " + last_error());
-  rdma_cm_id* raw = nullptr;
-  if (rdma_create_id(channel_.get(), &raw, this, RDMA_PS_TCP) != 0)
-    throw Error(Errc::system, context_ + ": rdma_create_id: " + last_error());
-  id_.reset(raw);
   sockaddr_storage sa = to_sockaddr(address);
-  if (rdma_bind_addr(id_.get(), reinterpret_cast<sockaddr*>(&sa)) != 0) {
+  id_ = bound_cm_id(channel_.get(), o.transport, sa);
+  if (!id_) {
     const int err = errno;
     throw Error(err == EADDRINUSE ? Errc::resource : Errc::not_found,
                 context_ + ": rdma_bind_addr " + address.to_string() + ": " + last_error() +

@@ -39,14 +39,10 @@ ibv_gid gid_of(const IpAddress& ip) {
 
 ManualLink::ManualLink(const Endpoint& address, const RdmaOptions& o, const std::string& context)
     : options_(o), context_(context) {
-  rdma_cm_id* raw = nullptr;
-  if (rdma_create_id(nullptr, &raw, nullptr, RDMA_PS_TCP) != 0)
-    throw Error(Errc::system, context_ + ": rdma_create_id: " + last_error());
-  bound_.reset(raw);
   Endpoint any_port = address;
   any_port.port = 0;
-  sockaddr_storage sa = to_sockaddr(any_port);
-  if (rdma_bind_addr(bound_.get(), reinterpret_cast<sockaddr*>(&sa)) != 0)
+  bound_ = bound_cm_id(nullptr, RdmaTransport::rc, to_sockaddr(any_port));  // only to find the device
+  if (!bound_)
     throw Error(Errc::not_found, context_ + ": rdma_bind_addr " + address.host + ": " + last_error() +
                                      " (no local interface has that address?)");
   if (!bound_->verbs)

@@ -112,9 +112,16 @@ class ConnectedRx : public RxPort, public ManualQueue {
 std::unique_ptr<ConnectedRx> open_send_recv_port(const QueueResources& q, const RdmaOptions& o, DeviceMemory& memory);
 std::unique_ptr<ConnectedRx> open_ring_recv_port(const QueueResources& q, const RdmaOptions& o, DeviceMemory& memory);
 
+// A tx queue through rdma_cm, which connects again whenever its peer goes away, until
+// stop_watching() (the session is closing: its own server may go first).
+class CmTxPort : public TxPort {
+ public:
+  virtual void stop_watching() noexcept = 0;
+};
+
 // Connects from `source` (the interface's address, when set) to `destination`; blocks up to
 // rdma.timeout_ms per step. Throws Error saying which step failed and why.
-std::unique_ptr<TxPort> open_send_port(const QueueResources& q, const RdmaOptions& o,
+std::unique_ptr<CmTxPort> open_send_port(const QueueResources& q, const RdmaOptions& o,
                                        const std::optional<Endpoint>& source, const Endpoint& destination,
                                        std::vector<std::unique_ptr<DeviceMemory>>& devices);
 

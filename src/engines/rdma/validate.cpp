@@ -70,9 +70,6 @@ void check_rdma_engine(Checker& c, const InterfaceConfig& iface, const std::stri
   const RdmaOptions& o = iface.options.get<RdmaOptions>();
   const std::string opath = path + ".rdma";
   const bool rx = !iface.rx.queues.empty(), tx = !iface.tx.queues.empty();
-  if (o.connect == RdmaConnect::cm && o.transport == RdmaTransport::uc)
-    c.error(opath + ".transport", "uc",
-            "needs rdma.connect: manual: rdma_cm connects RC queue pairs (UC is the FPGA pattern, set up by hand)");
   if (o.connect == RdmaConnect::cm) {
     // rx queues accept on the address (its port required); tx queues connect from it (its IP:
     // the source address, which picks the local device and its route).

@@ -76,6 +76,42 @@ sockaddr_storage to_sockaddr(const Endpoint& ep) noexcept {
   return ss;
 }
 
+CmId bound_cm_id(rdma_event_channel* channel, RdmaTransport transport, const sockaddr_storage& local) {
+  auto* addr = reinterpret_cast<sockaddr*>(const_cast<sockaddr_storage*>(&local));
+  rdma_cm_id* raw = nullptr;
+  if (transport == RdmaTransport::rc) {
+    if (rdma_create_id(channel, &raw, nullptr, RDMA_PS_TCP) != 0) return nullptr;
+    CmId id(raw);
+    if (rdma_bind_addr(id.get(), addr) != 0) {
+      const int err = errno;
+      id.reset();
+      errno = err;
+    }
+    return id;
+  }
+  // rdma_create_id picks the queue-pair type from the port space (TCP: RC, UDP: UD); only
+  // rdma_create_ep takes one, and its passive form binds without resolving anything.
+  rdma_addrinfo info{};
+  info.ai_flags = RAI_PASSIVE;
+  info.ai_family = local.ss_family;
+  info.ai_qp_type = IBV_QPT_UC;
+  info.ai_port_space = RDMA_PS_IB;
+  info.ai_src_addr = addr;
+  info.ai_src_len = local.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  if (rdma_create_ep(&raw, &info, nullptr, nullptr) != 0) return nullptr;
+  CmId id(raw);
+  if (rdma_migrate_id(id.get(), channel) != 0) {  // from its own synchronous channel to ours
+    const int err = errno;
+    id.reset();
+    errno = err;
+  }
+  return id;
+}
+
+ibv_qp_type qp_type_of(RdmaTransport transport) noexcept {
+  return transport == RdmaTransport::uc ? IBV_QPT_UC : IBV_QPT_RC;
+}
+
 std::string event_text(const CmEvent& e) {
   std::string s = rdma_event_str(e.type);
   if (e.status) s += " (status " + std::to_string(e.status) + (e.status < 0 ? ": " + errno_text(-e.status) : "") + ")";

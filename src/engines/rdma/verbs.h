@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "net/endpoint.h"
+#include "netdaq/engines/rdma.h"
 
 namespace netdaq::detail::rdma {
 
@@ -72,6 +73,13 @@ CmEvent expect_event(rdma_event_channel* channel, rdma_cm_event_type want, int t
 
 // The endpoint's IP literal and port as a socket address (rdma_bind_addr, rdma_resolve_addr).
 sockaddr_storage to_sockaddr(const Endpoint& ep) noexcept;
+
+// A new rdma_cm id on `channel`, bound to `local` (port 0: any), in the port space of
+// `transport`: RC in RDMA_PS_TCP, UC in RDMA_PS_IB with the UC queue-pair type (both sides
+// must agree: the port space is part of the service id). nullptr with errno set on failure.
+CmId bound_cm_id(rdma_event_channel* channel, RdmaTransport transport, const sockaddr_storage& local);
+// The queue-pair type of `transport`.
+ibv_qp_type qp_type_of(RdmaTransport transport) noexcept;
 
 // "RDMA_CM_EVENT_REJECTED (status 28: ...)": an event as a message names it.
 std::string event_text(const CmEvent& e);

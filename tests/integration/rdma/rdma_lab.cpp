@@ -1,5 +1,6 @@
 #include "rdma_lab.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
@@ -19,6 +20,19 @@ uint64_t device_counter(const char* device_env, const std::string& counter) {
   uint64_t v = 0;
   f >> v;
   return v;
+}
+
+size_t queue_pairs_of_type(const std::string& type) {
+  FILE* f = ::popen("rdma resource show qp 2>&1", "r");
+  if (!f) return 0;
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
+  ::pclose(f);
+  size_t count = 0;
+  const std::string key = " type " + type + " ";
+  for (size_t at = out.find(key); at != std::string::npos; at = out.find(key, at + 1)) ++count;
+  return count;
 }
 
 std::string error_of(const netdaq::Config& c) {

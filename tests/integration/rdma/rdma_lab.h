@@ -26,6 +26,9 @@ std::optional<Lab> lab();
 // device_env: NDQ_RDMA_DEV0 or NDQ_RDMA_DEV1.
 uint64_t device_counter(const char* device_env, const std::string& counter);
 
+// Queue pairs of this host whose type is `type` ("RC", "UC"), as `rdma resource show qp` lists them.
+size_t queue_pairs_of_type(const std::string& type);
+
 // What opening a session with `c` throws ("" when it opens).
 std::string error_of(const netdaq::Config& c);
 
