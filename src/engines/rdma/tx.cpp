@@ -384,7 +384,7 @@ class SendPort final : public CmTxPort, public ManualQueue {
         backoff = kFirstRetry;
       } catch (const std::exception& ex) {
         retry_log_.log([&](uint64_t suppressed) {
-          log()->warn("{}: {}; trying again{}", context_, ex.what(),
+          log()->warn("{}; trying again{}", ex.what(),
                       suppressed ? fmt::format(" ({} more tries since)", suppressed) : std::string());
         });
         next_try = std::chrono::steady_clock::now() + backoff;
