@@ -81,7 +81,7 @@ start=$(date +%s)
 timeout -k 10 "$limit" qemu-system-x86_64 -nodefaults -no-reboot -display none -serial stdio \
   "${accel[@]}" -smp 2 -m 2048 \
   -kernel "$cache/vmlinuz" -initrd "$tmp/initrd" \
-  -append "console=ttyS0 quiet panic=-1 mitigations=off" \
+  -append "console=ttyS0 quiet panic=-1 mitigations=off clocksource=tsc tsc=reliable" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   < /dev/null >> "$tmp/console" 2>&1 &
 qemu_pid=$!
