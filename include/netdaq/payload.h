@@ -51,6 +51,11 @@ uint64_t payload_clock_ns() noexcept;
 // shorter than the header.
 bool write_payload(std::span<std::byte> buf, uint32_t stream, uint64_t seq, uint64_t send_ns) noexcept;
 
+// Writes the header only, leaving the rest of buf as it is: for a receiver that checks
+// headers only (netdaq bench --no-verify), as perftest sends whatever its buffers hold.
+// Returns false (writes nothing) when buf is shorter than the header.
+bool write_payload_header(std::span<std::byte> buf, uint32_t stream, uint64_t seq, uint64_t send_ns) noexcept;
+
 // Rewrites only the send-time field (e.g. just before a retried send). The pattern does
 // not depend on it.
 void stamp_payload(std::span<std::byte> buf, uint64_t send_ns) noexcept;

@@ -172,14 +172,19 @@ uint64_t payload_clock_ns() noexcept {
   return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
 }
 
-bool write_payload(std::span<std::byte> buf, uint32_t stream, uint64_t seq, uint64_t send_ns) noexcept {
+bool write_payload_header(std::span<std::byte> buf, uint32_t stream, uint64_t seq, uint64_t send_ns) noexcept {
   if (buf.size() < kPayloadHeaderSize) return false;
   std::byte* p = buf.data();
   store_le<uint32_t>(p, kPayloadMagic);
   store_le<uint32_t>(p + 4, stream);
   store_le<uint64_t>(p + 8, seq);
   store_le<uint64_t>(p + 16, send_ns);
-  fill_impl(p + kPayloadHeaderSize, buf.size() - kPayloadHeaderSize, seed_of(stream, seq), kPayloadHeaderSize);
+  return true;
+}
+
+bool write_payload(std::span<std::byte> buf, uint32_t stream, uint64_t seq, uint64_t send_ns) noexcept {
+  if (!write_payload_header(buf, stream, seq, send_ns)) return false;
+  fill_impl(buf.data() + kPayloadHeaderSize, buf.size() - kPayloadHeaderSize, seed_of(stream, seq), kPayloadHeaderSize);
   return true;
 }
 

@@ -44,6 +44,22 @@ TEST(Payload, RoundTripsEverySize) {
   }
 }
 
+// --no-verify: the header alone, the rest of the buffer untouched; a header-only check
+// passes, a full one finds the pattern missing.
+TEST(Payload, HeaderOnlyLeavesTheRestAsItWas) {
+  std::vector<std::byte> b(100, std::byte{0xEE});
+  ASSERT_TRUE(write_payload_header(b, 5, 77, 9));
+  PayloadHeader h;
+  ASSERT_EQ(parse_payload(b, &h), PayloadStatus::ok);
+  EXPECT_EQ(h.stream, 5u);
+  EXPECT_EQ(h.sequence, 77u);
+  EXPECT_EQ(h.send_ns, 9u);
+  for (size_t i = kPayloadHeaderSize; i < b.size(); ++i) ASSERT_EQ(b[i], std::byte{0xEE}) << i;
+  EXPECT_EQ(verify_payload(b, nullptr), PayloadStatus::corrupt);
+  std::vector<std::byte> short_buf(23);
+  EXPECT_FALSE(write_payload_header(short_buf, 0, 0, 0));
+}
+
 TEST(Payload, RejectsShortAndForeign) {
   std::vector<std::byte> b(23);
   EXPECT_FALSE(write_payload(b, 0, 0, 0));

@@ -73,7 +73,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the result as JSON on stdout (text goes to stderr)");
   cmd->add_flag("--quiet", o->quiet, "No live line and no tables, only the result");
-  cmd->add_flag("--no-verify", o->no_verify, "Check payload headers only, not every pattern byte");
+  cmd->add_flag("--no-verify", o->no_verify, "Write and check payload headers only, not every pattern byte (as perftest)");
   cmd->add_option("--idle-timeout", o->idle_timeout, "rx-only: stop this many seconds after the last packet")
       ->capture_default_str();
   cmd->add_option("--drain-ms", o->drain_ms, "Keep receiving after the senders stop")->capture_default_str();

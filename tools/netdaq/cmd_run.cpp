@@ -44,7 +44,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--json", o->json, "Write the summary as JSON to FILE ('-' = stdout; text goes to stderr)");
   cmd->add_flag("--expect-no-loss", o->expect_no_loss, "Exit 2 if any packet was lost, dropped or malformed");
   cmd->add_flag("-q,--quiet", o->quiet, "No live line, only the summary");
-  cmd->add_flag("--no-verify", o->no_verify, "Check payload headers only, not every pattern byte");
+  cmd->add_flag("--no-verify", o->no_verify, "Write and check payload headers only, not every pattern byte (a receiver elsewhere must not verify either)");
   cmd->add_flag("--print-config", o->print_config, "Print the built-in default config and exit");
   cmd->footer("Exit status: 0 ok (also after Ctrl-C), 1 config or setup error, 2 --expect-no-loss failed.");
   cmd->callback([o, exit_code] { *exit_code = run(*o); });

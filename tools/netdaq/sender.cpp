@@ -14,14 +14,16 @@ namespace {
 constexpr uint64_t kFinishBurstNs = 500'000'000;
 
 // Writes the payload format of `size` bytes into p: the header and as much as fits in
-// segment 0, the rest of the pattern in segment 1 (header-data split tx queues).
-void write_split_payload(Packet& p, uint32_t size, uint32_t stream, uint64_t seq, uint64_t now) noexcept {
+// segment 0, the rest of the pattern in segment 1 (header-data split tx queues). Without
+// `pattern` (the receiver checks headers only) the header alone is written.
+void write_split_payload(Packet& p, uint32_t size, uint32_t stream, uint64_t seq, uint64_t now, bool pattern) noexcept {
   const auto head = p.buffer(0);
   const uint32_t first = std::min<uint32_t>(size, static_cast<uint32_t>(head.size()));
-  write_payload(head.first(first), stream, seq, now);
+  if (pattern) write_payload(head.first(first), stream, seq, now);
+  else write_payload_header(head.first(first), stream, seq, now);
   p.set_size(first, 0);
   if (p.segments() > 1) {
-    fill_pattern(p.buffer(1).first(size - first), stream, seq, first);
+    if (pattern) fill_pattern(p.buffer(1).first(size - first), stream, seq, first);
     p.set_size(size - first, 1);
   }
 }
@@ -34,6 +36,7 @@ class SenderLoop {
         batch_(std::max<uint32_t>(1, s.q->config().batch_size)),
         deadline_ns_(deadline_ns),
         busy_(opt.busy_poll),
+        pattern_(opt.verify),
         stop_(stop) {}
 
   void run() noexcept {
@@ -60,7 +63,7 @@ class SenderLoop {
 
   void fill(TxBurst& burst) noexcept {
     const uint64_t now = payload_clock_ns();
-    for (Packet& p : burst) write_split_payload(p, size_, s_.stream, seq_++, now);
+    for (Packet& p : burst) write_split_payload(p, size_, s_.stream, seq_++, now, pattern_);
     if (!s_.first_ns) s_.first_ns = now;
   }
 
@@ -103,6 +106,7 @@ class SenderLoop {
   const uint32_t batch_;
   const uint64_t deadline_ns_;
   const bool busy_;
+  const bool pattern_;  // the receiver checks every byte (else it reads headers only)
   const std::atomic<bool>& stop_;
   uint64_t seq_ = 0;
 };

@@ -55,7 +55,7 @@ struct TrafficOptions {
   double duration_s = 0;            // senders stop after this (0: no limit)
   uint32_t drain_ms = 200;          // keep receiving after the senders stop
   uint32_t stats_interval_ms = 1000;
-  bool verify = true;               // check every pattern byte (else the header only)
+  bool verify = true;               // write and check every pattern byte (else the header only)
   bool busy_poll = false;           // senders and receivers never sleep when idle
   uint64_t window = 65536;          // SequenceTracker window
   // Receivers without senders in this process:

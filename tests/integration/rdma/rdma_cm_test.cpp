@@ -179,6 +179,27 @@ void send_and_check(TxQueue& tx, RxQueue& rx, uint64_t first, size_t n, size_t p
   for (size_t i = 0; i < n; ++i) ASSERT_TRUE(check_payload(got[i], first + i, payloads[i].size())) << "message " << i;
 }
 
+// A pair's two sides as sessions of their own, so that the server can go and come back.
+struct Apart {
+  Config server, client;
+  explicit Apart(const Config& both) : server(both), client(both) {
+    server.interfaces.pop_back();                    // the server's interface
+    client.interfaces.erase(client.interfaces.begin());  // the client's
+  }
+  // The server again, on the same port (the old listener's port may take a moment to be free).
+  std::unique_ptr<Session> reopen_server() const {
+    const auto back_by = std::chrono::steady_clock::now() + 10s;
+    for (;;) {
+      try {
+        return std::make_unique<Session>(server);
+      } catch (const std::exception&) {
+        if (std::chrono::steady_clock::now() > back_by) throw;
+        std::this_thread::sleep_for(100ms);
+      }
+    }
+  }
+};
+
 // UC through rdma_cm (port space RDMA_PS_IB, which carries the queue-pair type): SEND and
 // WRITE with immediate arrive whole and in order, on queue pairs of type UC at both ends.
 TEST(RdmaCm, UcConnectsThroughRdmaCmForSendAndWriteWithImmediate) {
@@ -200,17 +221,6 @@ TEST(RdmaCm, UcConnectsThroughRdmaCmForSendAndWriteWithImmediate) {
   }
 }
 
-// A UC client meeting an RC server (another port space) is told the transports may differ.
-TEST(RdmaCm, AUcClientAndAnRcServerDoNotMeet) {
-  NDQ_REQUIRE_LAB();
-  Pair p;
-  p.options.timeout_ms = 3000;
-  Config c = pair_config(*lab(), p);
-  c.interfaces[1].options.get<RdmaOptions>().transport = RdmaTransport::uc;
-  const std::string e = error_of(c);
-  EXPECT_NE(e.find("its rdma.transport differs"), std::string::npos) << e;
-}
-
 // The server goes away (its session closes: the client hears DISCONNECTED) and comes back on
 // the same port: the tx queue connects again by itself; meanwhile transmit takes nothing, so
 // nothing is lost, and every message after that arrives in order (the ring's sequence and
@@ -221,12 +231,9 @@ TEST(RdmaCm, ATxQueueConnectsAgainWhenTheServerComesBack) {
     SCOPED_TRACE(to_string(op));
     Pair p;
     p.options.op = op;
-    const Config both = pair_config(*lab(), p);
-    Config server_config = both, client_config = both;
-    server_config.interfaces.pop_back();                                  // the server's interface
-    client_config.interfaces.erase(client_config.interfaces.begin());     // the client's
-    auto server = std::make_unique<Session>(server_config);
-    Session client(client_config);
+    const Apart apart(pair_config(*lab(), p));
+    auto server = std::make_unique<Session>(apart.server);
+    Session client(apart.client);
     TxQueue& tx = *client.tx_queues()[0];
     send_and_check(tx, *server->rx_queues()[0], 0, 500, p.buf_size);
 
@@ -237,16 +244,7 @@ TEST(RdmaCm, ATxQueueConnectsAgainWhenTheServerComesBack) {
     ASSERT_NE(tx.stats().mode.find("reconnecting"), std::string::npos) << tx.stats().mode;
     EXPECT_EQ(send_payloads(tx, {make_payload(999999, 100)}, 300ms), 0u) << "taken while the server was gone";
 
-    // Back on the same port (the old listener's port may take a moment to be free).
-    const auto back_by = std::chrono::steady_clock::now() + 10s;
-    while (!server) {
-      try {
-        server = std::make_unique<Session>(server_config);
-      } catch (const std::exception& e) {
-        if (std::chrono::steady_clock::now() > back_by) FAIL() << e.what();
-        std::this_thread::sleep_for(100ms);
-      }
-    }
+    server = apart.reopen_server();
     send_and_check(tx, *server->rx_queues()[0], 500, 500, p.buf_size);
     const QueueStats t = tx.stats();
     EXPECT_EQ(t.connections, 2u);
@@ -274,12 +272,9 @@ TEST(RdmaCm, ATxQueueReconnectsMidStreamCountingWhatWasInFlight) {
     SCOPED_TRACE(to_string(op));
     Pair p;
     p.options.op = op;
-    const Config both = pair_config(*lab(), p);
-    Config server_config = both, client_config = both;
-    server_config.interfaces.pop_back();
-    client_config.interfaces.erase(client_config.interfaces.begin());
-    auto server = std::make_unique<Session>(server_config);
-    Session client(client_config);
+    const Apart apart(pair_config(*lab(), p));
+    auto server = std::make_unique<Session>(apart.server);
+    Session client(apart.client);
     TxQueue& tx = *client.tx_queues()[0];
     constexpr size_t kN = 4000, kFirst = 500;
     std::vector<Bytes> payloads;
@@ -289,15 +284,7 @@ TEST(RdmaCm, ATxQueueReconnectsMidStreamCountingWhatWasInFlight) {
     ASSERT_GE(first.size(), kFirst);
     for (size_t i = 0; i < first.size(); ++i) ASSERT_TRUE(check_payload(first[i].bytes, i, payloads[i].size()));
     server.reset();  // mid-stream: the sender is still posting
-    const auto back_by = std::chrono::steady_clock::now() + 10s;
-    while (!server) {
-      try {
-        server = std::make_unique<Session>(server_config);
-      } catch (const std::exception& e) {
-        if (std::chrono::steady_clock::now() > back_by) FAIL() << e.what();
-        std::this_thread::sleep_for(100ms);
-      }
-    }
+    server = apart.reopen_server();
     RxQueue& rx = *server->rx_queues()[0];
     std::vector<Message> rest;
     const auto deadline = std::chrono::steady_clock::now() + 60s;
@@ -425,14 +412,19 @@ TEST(RdmaCm, AMessageLargerThanTheRemoteSlotIsCountedOversize) {
   EXPECT_EQ(s.tx_queues()[0]->stats().drop(DropReason::oversize), 1u);
 }
 
-// A write_imm sender meeting a send receiver (or the reverse) is told why at connect time.
-TEST(RdmaCm, MismatchedOpsAreRefusedAtConnect) {
+// Two sides that disagree are told why at connect time: a write_imm sender meeting a send
+// receiver, and a UC client meeting an RC server (another port space: nobody listens there).
+TEST(RdmaCm, MismatchedSidesAreRefusedAtConnect) {
   NDQ_REQUIRE_LAB();
-  Pair p;
-  Config c = pair_config(*lab(), p);
-  c.interfaces[1].options.get<RdmaOptions>().op = RdmaOp::write_imm;
-  const std::string e = error_of(c);
-  EXPECT_NE(e.find("offered no receive ring"), std::string::npos) << e;
+  for (const bool op_differs : {true, false}) {
+    Pair p;
+    Config c = pair_config(*lab(), p);
+    auto& client = c.interfaces[1].options.get<RdmaOptions>();
+    if (op_differs) client.op = RdmaOp::write_imm;
+    else client.transport = RdmaTransport::uc;
+    const std::string e = error_of(c);
+    EXPECT_NE(e.find(op_differs ? "offered no receive ring" : "its rdma.transport differs"), std::string::npos) << e;
+  }
 }
 
 
