@@ -3,8 +3,9 @@
 // the immediate carrying seq, never beyond the credit the receiver writes back), from the
 // application's pool buffers. The buffers stay with the port until the device is done with
 // them: a completion is asked for every rdma.signal_every sends (and for the send that fills
-// the queue), and it releases every send before it, in order. A full send queue refuses the
-// packet for now (tx_full, the caller retries); nothing blocks.
+// the queue), and it releases every send before it, in order. A full send queue, or a ring
+// with no credit left, refuses the packet for now (the caller retries; counted in the engine
+// counters refused_send_queue_full / refused_no_credit); nothing blocks.
 //
 // Through rdma_cm a thread of the port's own watches the connection: when the peer goes away
 // (DISCONNECTED, or a failed send), the sending thread stops posting (transmit takes nothing)
@@ -183,6 +184,7 @@ class SendPort final : public CmTxPort, public ManualQueue {
       r.taken += batch;
       if (rc != 0) break;
     }
+    if (r.taken < n) count_refused(n - r.taken);
     return r;
   }
 
@@ -196,7 +198,9 @@ class SendPort final : public CmTxPort, public ManualQueue {
              (ring_.slots ? ", ring of " + std::to_string(ring_.slots) + " slots" : "") +
              (state_.load(std::memory_order_relaxed) != Link::up ? ", reconnecting" + where_ : "");
     s.engine_counters = {{"completion_errors", completion_errors_.load(std::memory_order_relaxed)},
-                         {"sends_completed", completed_published_.load(std::memory_order_relaxed)}};
+                         {"sends_completed", completed_published_.load(std::memory_order_relaxed)},
+                         {"refused_send_queue_full", refused_full_.load(std::memory_order_relaxed)},
+                         {"refused_no_credit", refused_credit_.load(std::memory_order_relaxed)}};
   }
 
   // The sending thread: collects completions, giving back the buffers of every send done.
@@ -227,6 +231,13 @@ class SendPort final : public CmTxPort, public ManualQueue {
     if (got > 0) completed_published_.store(completed_, std::memory_order_relaxed);
   }
 
+
+  // The sending thread: `n` packets not taken now (the caller keeps them), and why.
+  void count_refused(uint32_t n) noexcept {
+    auto add = [n](std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); };
+    if (posted_ - completed_ >= options_.send_depth) add(refused_full_);
+    else if (ring_.slots && credit_limited_ && posted_ >= credit() + ring_.slots) add(refused_credit_);
+  }
 
   // The sending thread: may it post? While the link is broken it collects the old queue
   // pair's sends; once all are back the watcher may replace the queue pair.
@@ -508,6 +519,7 @@ class SendPort final : public CmTxPort, public ManualQueue {
   RateLimitedLog error_log_;
   std::atomic<uint64_t> completion_errors_{0};
   std::atomic<uint64_t> completed_published_{0};  // completed_, for the stats reader
+  std::atomic<uint64_t> refused_full_{0}, refused_credit_{0};  // packets refused for now, summed over calls
 };
 
 }  // namespace

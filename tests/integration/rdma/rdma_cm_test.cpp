@@ -384,6 +384,7 @@ TEST(RdmaCm, HeldSlotsHoldTheSenderBack) {
   ASSERT_EQ(holding, 32u);
   std::this_thread::sleep_for(500ms);  // the sender had time to overrun, were it not held back
   EXPECT_EQ(s.tx_queues()[0]->stats().packets, 32u) << "sent while the ring was full";
+  EXPECT_GT(engine_counter(s.tx_queues()[0]->stats(), "refused_no_credit"), 0u);
   EXPECT_TRUE(s.rx_queues()[0]->poll().empty());
   held.clear();  // give the slots back
   const auto rest = collect_messages(*s.rx_queues()[0], kN - 32, 60s);
@@ -391,6 +392,29 @@ TEST(RdmaCm, HeldSlotsHoldTheSenderBack) {
   ASSERT_EQ(rest.size(), kN - 32);
   for (size_t i = 0; i < rest.size(); ++i) ASSERT_TRUE(check_payload(rest[i].bytes, 32 + i, 100));
   EXPECT_EQ(s.rx_queues()[0]->stats().total_drops(), 0u);
+}
+
+// A receiver that stops taking messages fills the sender's send queue (RC retries what finds
+// no receive posted): the sender is refused for now, counted, and loses nothing.
+TEST(RdmaCm, AFullSendQueueRefusesForNowAndLosesNothing) {
+  NDQ_REQUIRE_LAB();
+  Pair p;
+  p.recv_depth = 32;
+  p.send_depth = 16;
+  Session s(pair_config(*lab(), p));
+  constexpr size_t kN = 200;
+  std::vector<Bytes> payloads;
+  for (size_t i = 0; i < kN; ++i) payloads.push_back(make_payload(i, 100));
+  auto sender = std::async(std::launch::async, [&] { return send_payloads(*s.tx_queues()[0], payloads, 60s); });
+  std::this_thread::sleep_for(500ms);  // nobody receives meanwhile
+  const QueueStats held = s.tx_queues()[0]->stats();
+  EXPECT_GT(engine_counter(held, "refused_send_queue_full"), 0u);
+  EXPECT_LE(held.packets, p.recv_depth + p.send_depth) << "posted beyond the receives and the send queue";
+  const auto got = collect_messages(*s.rx_queues()[0], kN, 60s);
+  EXPECT_EQ(sender.get(), kN);
+  ASSERT_EQ(got.size(), kN);
+  for (size_t i = 0; i < kN; ++i) ASSERT_TRUE(check_payload(got[i].bytes, i, 100));
+  for (const auto& q : s.stats()) EXPECT_EQ(q.total_drops(), 0u) << q.queue;
 }
 
 // A message larger than the receiver's slot is refused by the sender (oversize), not written
