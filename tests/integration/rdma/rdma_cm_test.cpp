@@ -179,25 +179,38 @@ void send_and_check(TxQueue& tx, RxQueue& rx, uint64_t first, size_t n, size_t p
   for (size_t i = 0; i < n; ++i) ASSERT_TRUE(check_payload(got[i], first + i, payloads[i].size())) << "message " << i;
 }
 
-// A pair's two sides as sessions of their own, so that the server can go and come back.
+// A pair's two sides as sessions of their own (the server opened first), so that the server
+// can go and come back while the client stays.
 struct Apart {
-  Config server, client;
-  explicit Apart(const Config& both) : server(both), client(both) {
-    server.interfaces.pop_back();                    // the server's interface
-    client.interfaces.erase(client.interfaces.begin());  // the client's
+  static Config side(Config c, bool server) {
+    if (server) c.interfaces.pop_back();               // the server's interface
+    else c.interfaces.erase(c.interfaces.begin());     // the client's
+    return c;
   }
+  explicit Apart(const Config& both)
+      : server_config(side(both, true)),
+        server(std::make_unique<Session>(server_config)),
+        client(side(both, false)),
+        tx(*client.tx_queues()[0]) {}
+  RxQueue& rx() { return *server->rx_queues()[0]; }
   // The server again, on the same port (the old listener's port may take a moment to be free).
-  std::unique_ptr<Session> reopen_server() const {
+  void reopen_server() {
     const auto back_by = std::chrono::steady_clock::now() + 10s;
     for (;;) {
       try {
-        return std::make_unique<Session>(server);
+        server = std::make_unique<Session>(server_config);
+        return;
       } catch (const std::exception&) {
         if (std::chrono::steady_clock::now() > back_by) throw;
         std::this_thread::sleep_for(100ms);
       }
     }
   }
+
+  const Config server_config;
+  std::unique_ptr<Session> server;
+  Session client;
+  TxQueue& tx;
 };
 
 // UC through rdma_cm (port space RDMA_PS_IB, which carries the queue-pair type): SEND and
@@ -231,21 +244,19 @@ TEST(RdmaCm, ATxQueueConnectsAgainWhenTheServerComesBack) {
     SCOPED_TRACE(to_string(op));
     Pair p;
     p.options.op = op;
-    const Apart apart(pair_config(*lab(), p));
-    auto server = std::make_unique<Session>(apart.server);
-    Session client(apart.client);
-    TxQueue& tx = *client.tx_queues()[0];
-    send_and_check(tx, *server->rx_queues()[0], 0, 500, p.buf_size);
+    Apart apart(pair_config(*lab(), p));
+    TxQueue& tx = apart.tx;
+    send_and_check(tx, apart.rx(), 0, 500, p.buf_size);
 
-    server.reset();
+    apart.server.reset();
     const auto deadline = std::chrono::steady_clock::now() + 10s;
     while (tx.stats().mode.find("reconnecting") == std::string::npos && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(10ms);
     ASSERT_NE(tx.stats().mode.find("reconnecting"), std::string::npos) << tx.stats().mode;
     EXPECT_EQ(send_payloads(tx, {make_payload(999999, 100)}, 300ms), 0u) << "taken while the server was gone";
 
-    server = apart.reopen_server();
-    send_and_check(tx, *server->rx_queues()[0], 500, 500, p.buf_size);
+    apart.reopen_server();
+    send_and_check(tx, apart.rx(), 500, 500, p.buf_size);
     const QueueStats t = tx.stats();
     EXPECT_EQ(t.connections, 2u);
     EXPECT_EQ(t.packets, 1000u);
@@ -255,7 +266,7 @@ TEST(RdmaCm, ATxQueueConnectsAgainWhenTheServerComesBack) {
     EXPECT_EQ(t.total_drops(), 1u);
     EXPECT_EQ(engine_counter(t, "completion_errors"), 0u);
     EXPECT_EQ(t.mode.find("reconnecting"), std::string::npos) << t.mode;
-    const QueueStats r = server->rx_queues()[0]->stats();
+    const QueueStats r = apart.rx().stats();
     EXPECT_EQ(r.connections, 1u);
     EXPECT_EQ(r.packets, 500u);
     EXPECT_EQ(r.total_drops(), 0u);
@@ -272,20 +283,18 @@ TEST(RdmaCm, ATxQueueReconnectsMidStreamCountingWhatWasInFlight) {
     SCOPED_TRACE(to_string(op));
     Pair p;
     p.options.op = op;
-    const Apart apart(pair_config(*lab(), p));
-    auto server = std::make_unique<Session>(apart.server);
-    Session client(apart.client);
-    TxQueue& tx = *client.tx_queues()[0];
+    Apart apart(pair_config(*lab(), p));
+    TxQueue& tx = apart.tx;
     constexpr size_t kN = 4000, kFirst = 500;
     std::vector<Bytes> payloads;
     for (size_t i = 0; i < kN; ++i) payloads.push_back(make_payload(i, 64 + (i * 53) % 900));
     auto sender = std::async(std::launch::async, [&] { return send_payloads(tx, payloads, 90s); });
-    const auto first = collect_messages(*server->rx_queues()[0], kFirst, 30s);  // (whole bursts: a few more)
+    const auto first = collect_messages(apart.rx(), kFirst, 30s);  // (whole bursts: a few more)
     ASSERT_GE(first.size(), kFirst);
     for (size_t i = 0; i < first.size(); ++i) ASSERT_TRUE(check_payload(first[i].bytes, i, payloads[i].size()));
-    server.reset();  // mid-stream: the sender is still posting
-    server = apart.reopen_server();
-    RxQueue& rx = *server->rx_queues()[0];
+    apart.server.reset();  // mid-stream: the sender is still posting
+    apart.reopen_server();
+    RxQueue& rx = apart.rx();
     std::vector<Message> rest;
     const auto deadline = std::chrono::steady_clock::now() + 60s;
     while (std::chrono::steady_clock::now() < deadline) {
