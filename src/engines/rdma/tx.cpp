@@ -203,6 +203,7 @@ class SendPort final : public CmTxPort, public ManualQueue {
                          {"refused_no_credit", refused_credit_.load(std::memory_order_relaxed)}};
   }
 
+ private:
   // The sending thread: collects completions, giving back the buffers of every send done.
   void reap() noexcept {
     ibv_wc wcs[kPollBatch];
@@ -230,7 +231,6 @@ class SendPort final : public CmTxPort, public ManualQueue {
     }
     if (got > 0) completed_published_.store(completed_, std::memory_order_relaxed);
   }
-
 
   // The sending thread: `n` packets not taken now (the caller keeps them), and why.
   void count_refused(uint32_t n) noexcept {
@@ -422,7 +422,6 @@ class SendPort final : public CmTxPort, public ManualQueue {
                 q_.counters->connections.load(std::memory_order_relaxed));
   }
 
- private:
   struct Inflight {
     uint32_t buf[kMaxSegments];
     uint8_t nseg;

@@ -76,8 +76,8 @@ sockaddr_storage to_sockaddr(const Endpoint& ep) noexcept {
   return ss;
 }
 
-CmId bound_cm_id(rdma_event_channel* channel, RdmaTransport transport, const sockaddr_storage& local) {
-  auto* addr = reinterpret_cast<sockaddr*>(const_cast<sockaddr_storage*>(&local));
+CmId bound_cm_id(rdma_event_channel* channel, RdmaTransport transport, sockaddr_storage local) {
+  auto* addr = reinterpret_cast<sockaddr*>(&local);
   rdma_cm_id* raw = nullptr;
   if (transport == RdmaTransport::rc) {
     if (rdma_create_id(channel, &raw, nullptr, RDMA_PS_TCP) != 0) return nullptr;

@@ -77,7 +77,7 @@ sockaddr_storage to_sockaddr(const Endpoint& ep) noexcept;
 // A new rdma_cm id on `channel`, bound to `local` (port 0: any), in the port space of
 // `transport`: RC in RDMA_PS_TCP, UC in RDMA_PS_IB with the UC queue-pair type (both sides
 // must agree: the port space is part of the service id). nullptr with errno set on failure.
-CmId bound_cm_id(rdma_event_channel* channel, RdmaTransport transport, const sockaddr_storage& local);
+CmId bound_cm_id(rdma_event_channel* channel, RdmaTransport transport, sockaddr_storage local);
 // The queue-pair type of `transport`.
 ibv_qp_type qp_type_of(RdmaTransport transport) noexcept;
 
