@@ -377,7 +377,7 @@ Bytes read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::vector<char> c((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   Bytes b(c.size());
-  std::memcpy(b.data(), c.data(), c.size());
+  if (!c.empty()) std::memcpy(b.data(), c.data(), c.size());  // an empty vector's data() may be null
   return b;
 }
 
