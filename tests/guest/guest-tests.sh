@@ -7,6 +7,8 @@
 #                then BIN (netdaq's RDMA tests) and `CLI run examples/rdma-pair.yaml` in the
 #                same lab (rdma-netdaq.sh)
 #   --rdma-peers rdma-core's tools only (a build without the rdma engine)
+#   --gro BIN    BIN's GroDrops.* tests on Debian's stock kernel, where the GRO drop counter
+#                loads its fexit program (the dev kernel takes the tracepoint one)
 # Each part runs even when an earlier one failed; the exit status is 0 only when all passed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +27,7 @@ while [ $# -gt 0 ]; do
     --dpdk) run_part dpdk-tap env NETDAQ_REQUIRE_TAP_FLOWS=1 "$2" '--gtest_filter=DpdkTap.*-DpdkTap.FlowsAreRefused*'; shift 2 ;;
     --rdma) run_part rdma "$here/rdma-peers-check.sh" -- "$here/rdma-netdaq.sh" "$2" "$3"; shift 3 ;;
     --rdma-peers) run_part rdma-peers "$here/rdma-peers-check.sh"; shift ;;
+    --gro) run_part gro-drops "$2" '--gtest_filter=*/GroDrops.*'; shift 2 ;;
     *) echo "guest-tests: unknown argument $1" >&2; exit 2 ;;
   esac
 done

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdarg>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -19,6 +18,7 @@
 #include "net/flow_matcher.h"
 #include "netdaq/status.h"
 #include "util/errno_text.h"
+#include "util/libbpf_log.h"
 #include "util/netns_scope.h"
 #include "util/unique_fd.h"
 
@@ -31,17 +31,6 @@ namespace {
 
 constexpr const char* kProgName = "netdaq_steer";
 constexpr const char* kOwnerMap = "netdaq_owner";
-
-// libbpf's own messages (with the kernel's and the verifier's words) go to our log at debug
-// level: every failure they describe also comes back to us as an error we report ourselves.
-int libbpf_print(enum libbpf_print_level, const char* fmt, va_list args) {
-  char buf[1024];
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  std::string s(buf);
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  log()->debug("{}", s);
-  return 0;
-}
 
 // Start time of a process (clock ticks since boot, /proc/PID/stat field 22); 0 if gone.
 uint64_t process_start(uint32_t pid) {
@@ -121,8 +110,7 @@ ndq_rule to_rule(const FlowConfig& f) {
 
 SteeringProgram::SteeringProgram(const NetdevInfo& dev, const InterfaceConfig& iface, const std::string& context)
     : dev_(dev), iface_(iface) {
-  static std::once_flag print_once;
-  std::call_once(print_once, [] { libbpf_set_print(libbpf_print); });
+  route_libbpf_logs_to_debug();
   netns_ = open_current_netns();
 
   LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "netdaq_steer");

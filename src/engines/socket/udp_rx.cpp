@@ -20,7 +20,9 @@
 //
 // Kernel drops: SO_RXQ_OVFL (the drop count carried on received datagrams) and SO_MEMINFO
 // (read by refresh_counters from the stats thread) feed DropReason::kernel. With GRO the
-// kernel counts dropped super-datagrams, not the datagrams in them.
+// kernel counts a dropped super-datagram once, whatever it held: GroDropCounter (eBPF) says
+// how many datagrams those were, and each batch is replaced by its datagrams. Where it is
+// unavailable the queue's mode says that its kernel drops are batches, and why.
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <sys/socket.h>
@@ -32,6 +34,7 @@
 #include <vector>
 
 #include "core/log.h"
+#include "engines/socket/gro_drops.h"
 #include "engines/socket/ports.h"
 #include "engines/socket/socket_options.h"
 #include "util/errno_text.h"
@@ -77,10 +80,14 @@ constexpr size_t kCtrlSize = 64;         // SO_RXQ_OVFL + UDP_GRO cmsgs, with ro
 
 class UdpRx final : public RxPort {
  public:
-  UdpRx(const QueueResources& q, UniqueFd fd, bool gro)
+  UdpRx(const QueueResources& q, UniqueFd fd, bool gro, std::shared_ptr<GroDropCounter> gro_drops,
+        uint64_t cookie, std::string mode)
       : q_(q),
         fd_(std::move(fd)),
         gro_(gro),
+        gro_drops_(std::move(gro_drops)),
+        cookie_(cookie),
+        mode_(std::move(mode)),
         slots_(std::max<uint32_t>(q.queue->batch_size, 1)),
         nseg_(q.segments),
         iov_per_slot_(q.segments + (gro ? 1 : 0)),
@@ -116,6 +123,7 @@ class UdpRx final : public RxPort {
     // Datagrams of the backlog that were received but never delivered.
     uint32_t j = bl_next_ + (bl_off_ > 0 ? 1 : 0);
     if (j < bl_count_) return_buffers(q_, slot_pkts_.data() + j, bl_count_ - j);
+    if (gro_drops_) gro_drops_->unwatch(cookie_);
   }
 
   uint32_t receive(Packet* pkts, uint32_t max, uint64_t& bytes) noexcept override {
@@ -161,13 +169,24 @@ class UdpRx final : public RxPort {
 
   void refresh_counters() noexcept override {
     uint64_t drops = ovfl_.load(std::memory_order_relaxed);
+    // The batches first: one the eBPF program has counted is already in sk_drops, so the
+    // sum below never runs ahead of the truth (the mirror may not go back).
+    const GroDrops batched = gro_drops_ ? gro_drops_->read(cookie_) : GroDrops{};
     const int64_t mem = socket_drops(fd_.get());
     if (mem > 0 && static_cast<uint64_t>(mem) > drops) drops = static_cast<uint64_t>(mem);
+    if (batched.batches <= drops) drops = drops - batched.batches + batched.datagrams;
     // Several stats readers may race here; never let the mirror go backwards.
     uint64_t seen = seen_drops_.load(std::memory_order_relaxed);
     while (drops > seen && !seen_drops_.compare_exchange_weak(seen, drops, std::memory_order_relaxed)) {
     }
     q_.counters->set_drop(DropReason::kernel, std::max(drops, seen));
+  }
+
+  void add_details(QueueStats& s) const override {
+    s.mode = mode_;
+    if (!gro_drops_) return;
+    const GroDrops d = gro_drops_->read(cookie_);
+    s.engine_counters = {{"gro_batches_dropped", d.batches}, {"gro_datagrams_dropped", d.datagrams}};
   }
 
   const QueueResources& resources() const noexcept override { return q_; }
@@ -285,6 +304,9 @@ class UdpRx final : public RxPort {
   QueueResources q_;
   UniqueFd fd_;
   const bool gro_;
+  const std::shared_ptr<GroDropCounter> gro_drops_;  // null: no GRO, or drops counted per batch
+  const uint64_t cookie_;
+  const std::string mode_;
   const uint32_t slots_;
   const unsigned nseg_;
   const unsigned iov_per_slot_;
@@ -306,6 +328,24 @@ class UdpRx final : public RxPort {
   std::atomic<uint64_t> seen_drops_{0};  // written by stats readers
   RateLimitedLog errlog_;
 };
+
+// GRO's kernel drops per datagram where the eBPF counter loads; otherwise a warning (once
+// per process) and a mode that says the kernel drops are batches. Returns the mode.
+std::string watch_gro_drops(int fd, std::shared_ptr<GroDropCounter>& counter, uint64_t& cookie,
+                            const std::string& context) {
+  std::string why_not;
+  counter = GroDropCounter::acquire(&why_not);
+  if (counter && counter->watch(fd, &cookie, &why_not))
+    return std::string("udp GRO, kernel drops counted per datagram (eBPF ") + counter->hook() + ")";
+  counter.reset();
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true))
+    log()->warn("{}: with UDP GRO the kernel counts a dropped batch of up to 64 datagrams as one drop, and "
+                "netdaq cannot count the datagrams in them: {}. Kernel drops are undercounted; set "
+                "socket.gro: false for exact counts",
+                context, why_not);
+  return "udp GRO, kernel drops counted per batch of up to 64 datagrams (" + why_not + ")";
+}
 
 }  // namespace
 
@@ -344,7 +384,10 @@ std::unique_ptr<RxPort> open_udp_rx(const QueueResources& q, SockAddr& addr, con
   if (addr.port() == 0) addr.set_port(local_address(s).port());
   log()->debug("{}: receiving on {} (udp{}{})", context, local_address(s).to_string(), gro ? ", GRO" : "",
                multicast ? ", multicast" : "");
-  return std::make_unique<UdpRx>(q, std::move(fd), gro);
+  std::shared_ptr<GroDropCounter> gro_drops;
+  uint64_t cookie = 0;
+  std::string mode = gro ? watch_gro_drops(s, gro_drops, cookie, context) : "udp";
+  return std::make_unique<UdpRx>(q, std::move(fd), gro, std::move(gro_drops), cookie, std::move(mode));
 }
 
 }  // namespace netdaq::detail::socket_engine
