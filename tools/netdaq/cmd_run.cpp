@@ -1,7 +1,9 @@
 // netdaq run [CONFIG]: opens a Session from a config, streams the netdaq payload format from
 // every TX queue and checks it on every RX queue (docs/cli.md). Plan (run_plan.cpp), run
 // (run_traffic), report (run_report.cpp).
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "cli.h"
@@ -23,8 +25,21 @@ int run(const RunOptions& o) {
   if (!plan) return kExitError;
   print_run_headline(*plan);
   const bool has_rx = plan->nrx > 0, has_tx = plan->ntx > 0;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> stats(nullptr, std::fclose);
+  if (!o.stats.empty()) {
+    stats.reset(std::fopen(o.stats.c_str(), "w"));
+    if (!stats) {
+      std::fprintf(stderr, "netdaq run: --stats %s: cannot write: %s\n", o.stats.c_str(), std::strerror(errno));
+      return kExitError;
+    }
+  }
   const auto live = [&](const LiveSample& s) {
     if (!o.quiet) print_live(plan->out, s, has_rx, has_tx);
+    if (stats) {
+      const std::string line = live_json(s).dump() + "\n";
+      std::fputs(line.c_str(), stats.get());
+      std::fflush(stats.get());
+    }
   };
   const std::optional<TrafficResult> r = run_traffic_or_print_error(*plan->session, plan->traffic, live, "netdaq run");
   if (!r) return kExitError;
@@ -42,6 +57,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("-n,--packets", o->packets, "Packets per tx queue (overrides run.tx_packets)");
   cmd->add_option("--json", o->json, "Write the summary as JSON to FILE ('-' = stdout; text goes to stderr)");
+  cmd->add_option("--stats", o->stats, "Write a JSON line per stats interval to FILE (rates, drops per reason, pools)");
   cmd->add_flag("--expect-no-loss", o->expect_no_loss, "Exit 2 if any packet was lost, dropped or malformed");
   cmd->add_flag("-q,--quiet", o->quiet, "No live line, only the summary");
   cmd->add_flag("--no-verify", o->no_verify, "Write and check payload headers only, not every pattern byte (a receiver elsewhere must not verify either)");

@@ -1,4 +1,4 @@
-// The periodic status line of `netdaq run` / `netdaq bench`.
+// The periodic status line of `netdaq run` / `netdaq bench`, and its JSON form (--stats).
 #include "report.h"
 
 namespace netdaq::cli {
@@ -17,6 +17,25 @@ void print_live(std::FILE* out, const LiveSample& s, bool has_rx, bool has_tx) {
   }
   std::fputc('\n', out);
   std::fflush(out);
+}
+
+nlohmann::ordered_json live_json(const LiveSample& s) {
+  nlohmann::ordered_json drops = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < kDropReasons; ++i) drops[to_string(static_cast<DropReason>(i))] = s.drops_by_reason[i];
+  return {{"t", s.t},
+          {"rx_packets", s.rx_packets},
+          {"tx_packets", s.tx_packets},
+          {"rx_pps", s.rx_pps},
+          {"tx_pps", s.tx_pps},
+          {"rx_gbps", s.rx_gbps},
+          {"tx_gbps", s.tx_gbps},
+          {"drops", drops},
+          {"lost", s.lost},
+          {"reordered", s.reordered},
+          {"duplicates", s.duplicates},
+          {"malformed", s.malformed},
+          {"rx_pool_in_use", s.rx_pool_in_use},
+          {"tx_pool_in_use", s.tx_pool_in_use}};
 }
 
 }  // namespace netdaq::cli

@@ -30,6 +30,8 @@ void LiveSampler::add_rates(LiveSample& ls, double dt) {
     (s.is_rx ? rxp : txp) += s.packets;
     (s.is_rx ? rxb : txb) += s.bytes;
     ls.drops += drops_except_tx_full(s);
+    for (size_t i = 0; i < kDropReasons; ++i) ls.drops_by_reason[i] += s.drops[i];
+    (s.is_rx ? ls.rx_pool_in_use : ls.tx_pool_in_use) += s.pool_in_use;
   }
   ls.rx_packets = rxp;
   ls.tx_packets = txp;

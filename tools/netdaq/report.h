@@ -18,5 +18,7 @@ void print_summary(std::FILE* out, const TrafficResult& r);
 void write_result_json(nlohmann::ordered_json& j, const TrafficResult& r);
 nlohmann::ordered_json drops_json(const QueueStats& s);
 nlohmann::ordered_json latency_json(const LatencyHistogram& l);
+// One line of `netdaq run --stats FILE`: a live sample with its drops per reason.
+nlohmann::ordered_json live_json(const LiveSample& s);
 
 }  // namespace netdaq::cli

@@ -19,6 +19,7 @@ struct RunOptions {
   std::optional<double> duration;
   std::optional<uint64_t> packets;
   std::string json;
+  std::string stats;  // --stats FILE: a JSON line per stats interval
   bool expect_no_loss = false;
   bool print_config = false;
   bool quiet = false;

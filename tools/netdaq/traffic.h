@@ -3,6 +3,7 @@
 // controller (the calling thread) that stops them, prints live samples and collects results.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -46,6 +47,8 @@ struct LiveSample {
   uint64_t rx_packets = 0, tx_packets = 0;
   uint64_t drops = 0;              // every drop reason of every queue except tx_full
   uint64_t reordered = 0, lost = 0, duplicates = 0, malformed = 0;
+  std::array<uint64_t, kDropReasons> drops_by_reason{};  // every queue, every reason (tx_full too)
+  uint64_t rx_pool_in_use = 0, tx_pool_in_use = 0;        // buffers the queues hold now
 };
 
 struct TrafficOptions {
