@@ -163,6 +163,7 @@ TEST_P(Pipeline, InOrderPacketsMakeCompleteFrames) {
   const auto frames = check_frames(p, src, 0, 8 * 32);
   EXPECT_EQ(frames, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
   const auto s = p.stats();
+  EXPECT_TRUE(ndqtest::pipeline_accounted(s));
   EXPECT_EQ(s.packets_placed, 256u);
   EXPECT_EQ(s.frames_complete, 8u);
   EXPECT_EQ(s.frames_incomplete, 0u);
@@ -179,6 +180,7 @@ TEST_P(Pipeline, ReversedOrderInsideTheWindow) {
   p.flush();
   p.synchronize();
   const auto s = p.stats();
+  EXPECT_TRUE(ndqtest::pipeline_accounted(s));
   EXPECT_EQ(s.frames_complete, 4u);
   EXPECT_EQ(s.late + s.duplicate + s.malformed, 0u);
 }
@@ -213,6 +215,7 @@ TEST_P(Pipeline, ShuffledDuplicatedAndMissingPackets) {
   const auto got = check_frames(p, src, 0, ppf * frames);
   EXPECT_EQ(got.size(), frames);
   const auto s = p.stats();
+  EXPECT_TRUE(ndqtest::pipeline_accounted(s));
   EXPECT_EQ(s.packets_in, order.size());
   EXPECT_EQ(s.duplicate + s.late, dups);
   EXPECT_EQ(s.packets_missing, dropped);
@@ -231,6 +234,7 @@ TEST_P(Pipeline, LatePacketsAreCountedAndNotWritten) {
   EXPECT_EQ(got.front(), 0u);
   EXPECT_EQ(p.stats().late, 1u);
   EXPECT_EQ(p.stats().packets_missing, 1u);
+  EXPECT_TRUE(ndqtest::pipeline_accounted(p.stats()));
 }
 
 TEST_P(Pipeline, TimeoutFlushesAnIncompleteFrame) {
@@ -303,6 +307,7 @@ TEST_P(Pipeline, FramesHeldByTheApplicationAreNotOverwritten) {
   std::iota(more.begin(), more.end(), 12u);
   p.submit(src.burst(more));       // frame 3: no buffer
   EXPECT_EQ(p.stats().no_buffer, 4u);
+  EXPECT_TRUE(ndqtest::pipeline_accounted(p.stats()));
   std::vector<std::byte> got(1024);
   ASSERT_EQ(cudaMemcpy(got.data(), held[0].data(), 1024, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(std::memcmp(got.data(), src.samples(0), 1024), 0);

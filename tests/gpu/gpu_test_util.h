@@ -17,3 +17,16 @@
       GTEST_SKIP() << "GPU test skipped: " << ::netdaq::gpu::unavailable_reason();               \
     }                                                                                            \
   } while (0)
+
+namespace ndqtest {
+
+// Every packet handed to a pipeline ends in exactly one of its outcomes.
+inline ::testing::AssertionResult pipeline_accounted(const ::netdaq::gpu::PipelineStats& s) {
+  const uint64_t out = s.packets_placed + s.duplicate + s.late + s.malformed + s.no_buffer;
+  if (s.packets_in == out) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "packets_in " << s.packets_in << " != placed " << s.packets_placed
+                                       << " + duplicate " << s.duplicate << " + late " << s.late << " + malformed "
+                                       << s.malformed << " + no_buffer " << s.no_buffer;
+}
+
+}  // namespace ndqtest

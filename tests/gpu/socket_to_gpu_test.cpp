@@ -105,6 +105,7 @@ TEST_P(SocketToGpu, PacketsLandAsCorrectFrames) {
   pipe.synchronize();
   while (Frame f = pipe.next_frame()) check(std::move(f));
   const PipelineStats s = pipe.stats();
+  EXPECT_TRUE(ndqtest::pipeline_accounted(s));
   EXPECT_EQ(sent, uint64_t{kPpf} * kFrames);
   EXPECT_EQ(received, sent) << "loopback lost packets";
   EXPECT_EQ(s.packets_in, received);

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "accounting.h"
+
 #include "../require_env.h"
 #include "netdaq/netdaq.h"
 
