@@ -179,26 +179,33 @@ verify_pps=100000  # the verify rounds' sender rate: a lossless pace for a veth 
 # at least 64 (netdaq's header is 24 bytes: a 22-byte payload could not carry it, and the
 # round should check pattern bytes too)
 verify_payload() { echo $(($1 > 64 ? $1 : 64)); }
+# sender_interface DESTINATION RATE_PPS: a netdaq socket-engine sender as an item of a config's
+# interfaces: (interface "sender", one tx queue in region tx_bufs)
+sender_interface() {
+  cat <<EOF
+  - name: sender
+    engine: socket
+    tx:
+      destination: $1
+      rate_pps: $2
+      queues:
+        - {id: 0, batch_size: 64, ring_depth: 8, memory_regions: [tx_bufs]}
+EOF
+}
+# socket_sender_yaml DESTINATION RATE_PPS NUM_BUFS: memory_regions and interfaces of a sender alone
+socket_sender_yaml() {
+  printf 'memory_regions:\n  - {name: tx_bufs, kind: host, buf_size: 2048, num_bufs: %s}\ninterfaces:\n' "$3"
+  sender_interface "$1" "$2"
+}
 # netdaq_sender NAME PAYLOAD: netdaq's socket engine in <B> sends verify_pps x $duration numbered,
 # patterned payloads of PAYLOAD bytes to ip_a:port at verify_pps (`netdaq run -n`); output in
 # $tmp/NAME.tx, its JSON (the sent count) in $tmp/NAME.tx.json. The caller's receiver checks them.
 netdaq_sender() {
   local name=$1 out=$tmp/$1.tx
-  cat >"$out.yaml" <<EOF
-# netdaq socket tx-only: the verify round's sender ($0)
-memory_regions:
-  - {name: tx_bufs, kind: host, buf_size: 2048, num_bufs: 4096}
-interfaces:
-  - name: sender
-    engine: socket
-    tx:
-      destination: udp://$ip_a:$port
-      rate_pps: $verify_pps
-      queues:
-        - {id: 0, batch_size: 64, ring_depth: 8, memory_regions: [tx_bufs]}
-run: {tx_payload_size: $2}
-log: {level: warn}
-EOF
+  { echo "# netdaq socket tx-only: the verify round's sender ($0)"
+    socket_sender_yaml "udp://$ip_a:$port" "$verify_pps" 4096
+    echo "run: {tx_payload_size: $2}"
+    echo "log: {level: warn}"; } >"$out.yaml"
   # B's kernel must know A's MAC without ARP: a DPDK receiver owning veth_a answers none (and
   # the af_packet sender's link changes flush B's neighbours, permanent ones too)
   ip -n "$ns_b" neigh replace "$ip_a" lladdr "$mac_a" dev "$veth_b" nud permanent

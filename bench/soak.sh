@@ -20,10 +20,10 @@
 #
 # First an unpaced run measures the maximum (the receiver's packets/s), then the paced soak
 # runs with `netdaq run --stats` (a JSON line per second: drops per reason). The script samples
-# the receiving process's VmRSS and fd count every 10 s. It fails (exit status 1, after writing
+# the receiving process's VmRSS and fd count every 5 s. It fails (exit status 1, after writing
 # everything) when: a process did not end with status 0; sent != received + drops; the stream's
 # lost sequence numbers differ from the counted drops; or the receiver's fds grew, or its RSS
-# grew by more than 8 MiB + 5% between the sample 10 s in and the last one (pools and rings
+# grew by more than 8 MiB + 5% between the sample 5 s in and the last one (pools and rings
 # are allocated at open; a growing RSS is a leak). Drops themselves do not fail the soak: at
 # 90% of a 2-core machine's maximum some are expected; they must be counted.
 set -euo pipefail
@@ -57,34 +57,19 @@ port=47400
 lab_init s 211  # $tmp, names, cleanup on exit (namespaces only used by afxdp)
 [ "$engine" != afxdp ] || lab_up
 
-# config ROLE RATE: the YAML of the receiver (or, for afxdp, of ROLE rx / tx) at RATE packets/s
+# config ROLE RATE: the YAML of the receiver (ROLE rx; socket and dpdk: sender too) or, for
+# afxdp, of the sender in the other namespace (ROLE tx), at RATE packets/s (0: unpaced)
 config() {
   local role=$1 rate=$2
-  case $engine in
-    socket) cat <<EOF
-memory_regions:
-  - {name: rx_bufs, kind: host, buf_size: 2048, num_bufs: 8192}
-  - {name: tx_bufs, kind: host, buf_size: 2048, num_bufs: 4096}
-interfaces:
-  - name: receiver
-    engine: socket
-    address: udp://127.0.0.1:$port
-    rx:
-      queues:
-        - {id: 0, mode: direct, batch_size: 64, memory_regions: [rx_bufs]}
-    socket: {rcvbuf: 33554432}
-  - name: sender
-    engine: socket
-    tx:
-      destination: udp://127.0.0.1:$port
-      rate_pps: $rate
-      queues:
-        - {id: 0, batch_size: 64, memory_regions: [tx_bufs]}
-run: {tx_payload_size: $size}
-log: {level: warn}
-EOF
-      ;;
-    dpdk) cat <<EOF
+  case $engine/$role in
+    socket/rx)
+      echo "memory_regions:"
+      echo "  - {name: rx_bufs, kind: host, buf_size: 2048, num_bufs: 8192}"
+      echo "  - {name: tx_bufs, kind: host, buf_size: 2048, num_bufs: 4096}"
+      echo "interfaces:"
+      receiver_interface socket "udp://127.0.0.1:$port" "socket: {rcvbuf: 33554432}"
+      sender_interface "udp://127.0.0.1:$port" "$rate" ;;
+    dpdk/rx) cat <<EOF
 memory_regions:
   - {name: rx_bufs, kind: host, buf_size: 2048, num_bufs: 8192}
   - {name: tx_bufs, kind: host, buf_size: 2048, num_bufs: 8192}
@@ -102,47 +87,36 @@ interfaces:
         - {id: 0, batch_size: 64, memory_regions: [tx_bufs]}
     dpdk: {dst_mac: "02:00:00:00:00:02", src_ip: 10.0.0.1}
 eal: {hugepages: false, file_prefix: ${prefix}_soak}
-run: {tx_payload_size: $size}
-log: {level: warn}
 EOF
       ;;
-    afxdp)
-      if [ "$role" = rx ]; then cat <<EOF
-memory_regions:
-  - {name: umem, kind: host, buf_size: 2048, num_bufs: 8192}
-interfaces:
-  - name: receiver
-    engine: afxdp
-    address: $veth_a
-    rx:
-      queues:
-        - {id: 0, mode: direct, batch_size: 64, ring_depth: 64, memory_regions: [umem]}
-      flows:
-        - {id: 0, queue: 0, match: {udp_dst: $port}}
-    afxdp: {fill_ring: 4096, rx_ring: 4096}
-run: {tx_payload_size: $size}
-log: {level: warn}
-EOF
-      else cat <<EOF
-memory_regions:
-  - {name: tx_bufs, kind: host, buf_size: 2048, num_bufs: 4096}
-interfaces:
-  - name: sender
-    engine: socket
-    tx:
-      destination: udp://$ip_a:$port
-      rate_pps: $rate
-      queues:
-        - {id: 0, batch_size: 64, memory_regions: [tx_bufs]}
-run: {tx_payload_size: $size}
-log: {level: warn}
-EOF
-      fi
-      ;;
+    afxdp/rx)
+      echo "memory_regions:"
+      echo "  - {name: rx_bufs, kind: host, buf_size: 2048, num_bufs: 8192}"
+      echo "interfaces:"
+      receiver_interface afxdp "$veth_a" "afxdp: {fill_ring: 4096, rx_ring: 4096}" \
+        "      flows: [{id: 0, queue: 0, match: {udp_dst: $port}}]" ;;
+    afxdp/tx) socket_sender_yaml "udp://$ip_a:$port" "$rate" 4096 ;;
   esac
+  echo "run: {tx_payload_size: $size}"
+  echo "log: {level: warn}"
 }
 
-# sample PID FILE: "<seconds since start> <VmRSS kB> <fds>" of PID every 10 s while it runs
+# receiver_interface ENGINE ADDRESS OPTIONS [RX_EXTRA]: interface "receiver" with one direct
+# rx queue in region rx_bufs, the engine's options block, and RX_EXTRA lines under rx:
+receiver_interface() {
+  cat <<EOF
+  - name: receiver
+    engine: $1
+    address: $2
+    rx:
+      queues:
+        - {id: 0, mode: direct, batch_size: 64, ring_depth: 64, memory_regions: [rx_bufs]}
+EOF
+  [ -z "${4:-}" ] || echo "$4"
+  echo "    $3"
+}
+
+# sample PID FILE: "<seconds since start> <VmRSS kB> <fds>" of PID every 5 s while it runs
 # (checked every second, so that the sampler ends with the process)
 sample() {
   local t0=$SECONDS next=0 rss fds
@@ -151,7 +125,7 @@ sample() {
       rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || true)
       fds=$(find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l || true)
       [ -z "$rss" ] || echo "$((SECONDS - t0)) $rss $fds" >>"$2"
-      next=$((next + 10))
+      next=$((next + 5))
     fi
     sleep 1
   done
@@ -278,7 +252,7 @@ try:
         samples.append({"t": t, "rss_kb": rss, "fds": fds})
 except OSError:
     pass
-start = next((s for s in samples if s["t"] >= 10), samples[0] if samples else None)
+start = next((s for s in samples if s["t"] >= 5), samples[0] if samples else None)  # pools are touched by then
 end = samples[-1] if samples else None
 if not start or not end or start is end:
     failures.append("too few RSS/fd samples")

@@ -17,22 +17,12 @@ if(PKG_CONFIG_FOUND AND NOT LIBBPF_FOUND)
 endif()
 find_program(NETDAQ_BPF_CLANG NAMES clang clang-16 clang-15 clang-14)
 if(LIBBPF_FOUND AND NETDAQ_BPF_CLANG)
+  include(${PROJECT_SOURCE_DIR}/cmake/bpf_object.cmake)
   set(NETDAQ_SOCKET_DIR ${CMAKE_CURRENT_SOURCE_DIR}/engines/socket)
-  set(NETDAQ_GRO_DROPS_OBJ ${CMAKE_CURRENT_BINARY_DIR}/gro_drops.bpf.o)
-  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-multiarch OUTPUT_VARIABLE NETDAQ_MULTIARCH
-                  OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-  add_custom_command(
-    OUTPUT ${NETDAQ_GRO_DROPS_OBJ}
-    COMMAND ${NETDAQ_BPF_CLANG} -O2 -g -target bpf -Wall -Werror
-            -I/usr/include/${NETDAQ_MULTIARCH} -I${NETDAQ_SOCKET_DIR}/bpf
-            -c ${NETDAQ_SOCKET_DIR}/bpf/gro_drops.bpf.c -o ${NETDAQ_GRO_DROPS_OBJ}
-    DEPENDS ${NETDAQ_SOCKET_DIR}/bpf/gro_drops.bpf.c ${NETDAQ_SOCKET_DIR}/bpf/gro_drops_abi.h
-    COMMENT "Compiling the socket engine's GRO drop counter (eBPF)")
-  configure_file(${NETDAQ_SOCKET_DIR}/gro_drops_object.cpp.in ${CMAKE_CURRENT_BINARY_DIR}/gro_drops_object.cpp @ONLY)
-  set_source_files_properties(${CMAKE_CURRENT_BINARY_DIR}/gro_drops_object.cpp
-                              PROPERTIES OBJECT_DEPENDS ${NETDAQ_GRO_DROPS_OBJ})
-  list(APPEND NETDAQ_ENGINE_SOURCES ${CMAKE_CURRENT_BINARY_DIR}/gro_drops_object.cpp
-       engines/socket/gro_drops.cpp util/libbpf_log.cpp)
+  netdaq_bpf_object(SOURCE ${NETDAQ_SOCKET_DIR}/bpf/gro_drops.bpf.c SYMBOL netdaq_socket_gro_drops_obj
+                    INCLUDES ${NETDAQ_SOCKET_DIR}/bpf DEPENDS ${NETDAQ_SOCKET_DIR}/bpf/gro_drops_abi.h
+                    OUT_SOURCES NETDAQ_ENGINE_SOURCES)
+  list(APPEND NETDAQ_ENGINE_SOURCES engines/socket/gro_drops.cpp util/libbpf_log.cpp)
   list(APPEND NETDAQ_ENGINE_LIBS PkgConfig::LIBBPF)
 else()
   list(APPEND NETDAQ_ENGINE_SOURCES engines/socket/gro_drops_unavailable.cpp)
