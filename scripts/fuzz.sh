@@ -1,28 +1,48 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz: config loader, frame parser) with clang, ASan and
-# UBSan into ./build-fuzz (or $NETDAQ_FUZZ_BUILD_DIR) and runs them through ctest (label fuzz):
-# each replays its seed corpus, then fuzzes for NETDAQ_FUZZ_SECONDS seconds (default 60; 0:
-# replay only). Only the library and the two fuzzers are compiled, not the rest of the test
-# suite, and the library without the afxdp and dpdk engines: the frame parser and the config
-# loader (which checks afxdp and dpdk options whether or not those engines are built) are core
-# code, and the engines would double the build (about 430 s of CPU instead of 220 s).
+# Builds the libFuzzer targets (tests/fuzz: one per parser of untrusted bytes) with clang, ASan
+# and UBSan into ./build-fuzz (or $NETDAQ_FUZZ_BUILD_DIR) and runs them through ctest (label
+# fuzz):
+#   netdaq_config_fuzz     the config loader (Config::parse)
+#   netdaq_frame_fuzz      the received-frame parser and flow matcher (afxdp, dpdk rx)
+#   netdaq_payload_fuzz    the netdaq payload format (parse/verify, pattern, round trip)
+#   netdaq_sequence_fuzz   the GPU frame tracker's sequence-number bookkeeping (FrameTracker)
+#   netdaq_peer_file_fuzz  the rdma engine's JSON peer-file reader (read_params); only where
+#                          the rdma engine is built (libibverbs-dev and librdmacm-dev)
+# Each replays its seed corpus, then fuzzes for NETDAQ_FUZZ_SECONDS seconds (default 45; 0:
+# replay only). 45 s, not more, because ctest runs the five fuzz tests two at a time on CI's 2
+# cores, about 3 x 45 s: with the build (warm ccache) the whole script stays under 4 minutes.
+# Only the library and the fuzzers are compiled, not the rest of the test suite, and the
+# library without the afxdp and dpdk engines: the parsers are core code (the config loader
+# checks afxdp and dpdk options whether or not those engines are built) or the rdma engine's,
+# and those two engines would double the build (about 430 s of CPU instead of 220 s).
 # Exits non-zero when the build or any fuzz test fails; crashing inputs are kept in
 # build-fuzz/tests/fuzz/artifacts/. Extra args go to ctest. Needs clang and libclang-rt-14-dev
 # (libFuzzer), which scripts/install-deps.sh installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${NETDAQ_FUZZ_BUILD_DIR:-build-fuzz}
-seconds=${NETDAQ_FUZZ_SECONDS:-60}
+seconds=${NETDAQ_FUZZ_SECONDS:-45}
 
 echo "== fuzz: build (clang, ASan + UBSan) in $build_dir =="
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# -U LIBBPF_FOUND: src/engines/socket/sources.cmake looks libbpf up only while LIBBPF_FOUND is not
+# cached, so with the afxdp engine off (which otherwise looks it up first) a second configure
+# of the same build directory lacks the PkgConfig::LIBBPF target and fails; forgetting the
+# cached result makes it look again.
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -U LIBBPF_FOUND \
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
       -DNETDAQ_BUILD_FUZZ=ON -DNETDAQ_BUILD_BENCH=OFF -DNETDAQ_WITH_CUDA=OFF \
       -DNETDAQ_WITH_AFXDP=OFF -DNETDAQ_WITH_DPDK=OFF \
       -DNETDAQ_FUZZ_SECONDS="$seconds" >/dev/null
-cmake --build "$build_dir" -j"$(nproc)" --target netdaq_config_fuzz netdaq_frame_fuzz
+targets=(netdaq_config_fuzz netdaq_frame_fuzz netdaq_payload_fuzz netdaq_sequence_fuzz)
+# tests/fuzz/CMakeLists.txt adds the peer-file fuzzer only where the rdma engine is built.
+if cmake --build "$build_dir" --target help | grep -q '^netdaq_peer_file_fuzz:'; then
+  targets+=(netdaq_peer_file_fuzz)
+else
+  echo "fuzz: no rdma engine in this build (libibverbs-dev, librdmacm-dev): peer_file not fuzzed"
+fi
+cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]}"
 
-echo "== fuzz: seed corpora, then ${seconds} s per fuzzer =="
+echo "== fuzz: seed corpora, then ${seconds} s per fuzzer (${targets[*]}) =="
 artifacts_dir=$build_dir/tests/fuzz/artifacts
 rm -rf "$artifacts_dir"  # only this run's failing inputs are listed below (ctest recreates it)
 status=0
@@ -31,7 +51,7 @@ if [ "$status" -ne 0 ]; then
   echo "fuzz: FAILED (ctest exit $status)" >&2
   artifacts=$(find "$artifacts_dir" -type f 2>/dev/null || true)
   if [ -n "$artifacts" ]; then
-    echo "fuzz: failing inputs (rerun one: $build_dir/tests/fuzz/netdaq_<config|frame>_fuzz FILE):" >&2
+    echo "fuzz: failing inputs (rerun one: $build_dir/tests/fuzz/netdaq_<fuzzer>_fuzz FILE):" >&2
     echo "$artifacts" | sed 's/^/  /' >&2
   fi
   exit "$status"
