@@ -59,6 +59,7 @@ void send_from_b(NetnsLab& lab, uint16_t port, uint64_t first, size_t n) {
   ts.rate_pps = 50000;
   auto tx = lab.run_in(lab.b().ns, [&] { return std::make_unique<Session>(ts.build()); });
   EXPECT_EQ(send_sequence(tx->tx_queue("if0"), first, n, 300), n);
+  EXPECT_TRUE(sender_accounted(n, tx->tx_queue("if0").stats()));
 }
 
 std::string session_error(NetnsLab& lab, const NetnsLab::Side& side, const Config& cfg) {
@@ -102,7 +103,9 @@ TEST(AfxdpLifecycle, SigkillLeavesTheInterfaceWorkingAndTheNextStartReplacesTheS
   auto rx = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(rs.build()); });
   auto got = std::async(std::launch::async, [&] { return collect(rx->rx_queue("x0"), 2000, 10s); });
   send_from_b(lab, port, 5000, 2000);
-  EXPECT_TRUE(exactly_sequence(got.get(), 5000, 2000, 300));
+  const auto received = got.get();
+  EXPECT_TRUE(exactly_sequence(received, 5000, 2000, 300));
+  EXPECT_TRUE(all_accounted(2000, received.size(), {rx->rx_queue("x0").stats()}));
   rx.reset();
   EXPECT_FALSE(xdp_attached(lab, lab.a())) << "a clean exit detaches";
 }

@@ -166,6 +166,7 @@ TEST_P(AfxdpFromTestpmd, ExactlyWhatTestpmdSentEveryFrameChecked) {
   EXPECT_EQ(got.packets, tx.packets) << "netdaq received vs testpmd's TX-packets";
   EXPECT_TRUE(clean(got));
   const QueueStats st = q.stats();
+  EXPECT_TRUE(all_accounted(tx.packets, got.packets, {st}));
   expect_no_drops(st, kN);
   const auto fs = rx->flow_stats();
   ASSERT_NE(flow1(fs), nullptr);
@@ -235,6 +236,7 @@ TEST(AfxdpPeers, TcpreplayOfANetdaqCaptureArrivesExactly) {
     ts.rate_pps = 50000;
     auto tx = lab.run_in(lab.b().ns, [&] { return std::make_unique<Session>(ts.build()); });
     EXPECT_EQ(send_sequence(tx->tx_queue("if0"), 0, kN, kSize), kN);
+    EXPECT_TRUE(sender_accounted(kN, tx->tx_queue("if0").stats()));
     const int status = cap.wait(15s);
     ASSERT_EQ(status, 0) << cap.command() << "\n" << cap.output();
     const std::string out = cap.output();
@@ -265,6 +267,7 @@ TEST(AfxdpPeers, TcpreplayOfANetdaqCaptureArrivesExactly) {
   EXPECT_EQ(r.packets, kN) << describe(r);
   EXPECT_EQ(r.dropped, 0u) << describe(r);
   EXPECT_TRUE(clean(got));
+  EXPECT_TRUE(all_accounted(r.packets, got.packets, {q.stats()}));
   ASSERT_EQ(got.payloads.size(), kN);
   size_t differ = 0;
   for (size_t i = 0; i < kN; ++i) differ += got.payloads[i] != captured[i];

@@ -74,6 +74,8 @@ TEST(AfxdpTraffic, SocketEngineSenderExactCountsAndPingStillWorks) {
   EXPECT_EQ(frame_ok, n);
   EXPECT_EQ(std::count(flows.begin(), flows.end(), 3u), static_cast<long>(n)) << "flow ids from XDP metadata";
   const QueueStats st = q.stats();
+  EXPECT_TRUE(all_accounted(n, received.size(), {st}));
+  EXPECT_TRUE(sender_accounted(n, tx->tx_queue("if0").stats()));
   EXPECT_EQ(st.packets, n) << describe(st);
   EXPECT_EQ(st.total_drops(), 0u) << describe(st);
   EXPECT_NE(st.mode.find("native XDP"), std::string::npos) << st.mode;
@@ -107,8 +109,11 @@ TEST(AfxdpTraffic, WorkerModeWithBusyPolling) {
   std::atomic<size_t> arrived{0};
   auto got = std::async(std::launch::async, [&] { return collect_all({&rx->rx_queue("x0")}, n, 15s, nullptr, 20ms, &arrived); });
   EXPECT_EQ(send_sequence(tx->tx_queue("if0"), 0, n, 200, [&] { return arrived.load(); }, kReceiverWindow), n);
-  EXPECT_TRUE(exactly_sequence(got.get(), 0, n, 200));
+  const auto received = got.get();
+  EXPECT_TRUE(exactly_sequence(received, 0, n, 200));
   const QueueStats st = rx->rx_queue("x0").stats();
+  EXPECT_TRUE(all_accounted(n, received.size(), {st}));
+  EXPECT_TRUE(sender_accounted(n, tx->tx_queue("if0").stats()));
   EXPECT_NE(st.mode.find("busy_poll"), std::string::npos) << st.mode;
   EXPECT_EQ(st.total_drops(), 0u) << describe(st);
 }
@@ -131,6 +136,7 @@ TEST(AfxdpTraffic, AfxdpSenderToKernelSocketExact) {
     EXPECT_EQ(send_sequence(tx->tx_queue("x0"), first, n, 1400), n);
     EXPECT_TRUE(exactly_sequence(sink.finish(n, 15s), first, n, 1400)) << (static_mac ? "dst_mac" : "neighbour table");
     const QueueStats st = tx->tx_queue("x0").stats();
+    EXPECT_TRUE(sender_accounted(n, st));
     EXPECT_EQ(st.packets, n) << describe(st);
     EXPECT_EQ(st.total_drops(), 0u) << describe(st);
     tx.reset();  // waits for completions: every buffer back
@@ -158,6 +164,7 @@ TEST(AfxdpTraffic, FlowsSteeredToTheirQueuesRestToTheKernel) {
     auto tx = lab.run_in(lab.b().ns, [&] { return std::make_unique<Session>(ts.build()); });
     const size_t before = receiver();
     EXPECT_EQ(send_sequence(tx->tx_queue("x0", queue), first, n, 600, [&] { return receiver() - before; }, kReceiverWindow), n);
+    EXPECT_TRUE(sender_accounted(n, tx->tx_queue("x0", queue).stats()));
   };
   std::atomic<size_t> arrived0{0}, arrived1{0};
   auto got0 = std::async(std::launch::async, [&] { return collect_all({&rx->rx_queue("x0", 0)}, n0, 15s, nullptr, 300ms, &arrived0); });
@@ -166,8 +173,9 @@ TEST(AfxdpTraffic, FlowsSteeredToTheirQueuesRestToTheKernel) {
   send(1, p1, 100000, n1, [&] { return arrived1.load(); });
   send(0, p1, 200000, n_wrong, [&] { return k1.received(); });  // flow 11's port on queue 0: not for queue 1's XSK
   send(1, p_other, 300000, n_other, [&] { return k_other.received(); });
-  EXPECT_TRUE(exactly_sequence(got0.get(), 0, n0, 600)) << "queue 0";
-  EXPECT_TRUE(exactly_sequence(got1.get(), 100000, n1, 600)) << "queue 1";
+  const auto received0 = got0.get(), received1 = got1.get();
+  EXPECT_TRUE(exactly_sequence(received0, 0, n0, 600)) << "queue 0";
+  EXPECT_TRUE(exactly_sequence(received1, 100000, n1, 600)) << "queue 1";
   EXPECT_TRUE(exactly_sequence(k1.finish(n_wrong, 15s), 200000, n_wrong, 600)) << "wrong-queue packets reach the kernel";
   EXPECT_TRUE(exactly_sequence(k_other.finish(n_other, 15s), 300000, n_other, 600))
       << "unmatched port reaches the kernel";
@@ -180,9 +188,12 @@ TEST(AfxdpTraffic, FlowsSteeredToTheirQueuesRestToTheKernel) {
   EXPECT_EQ(find_flow(fs, 10)->wrong_queue, 0u);
   EXPECT_EQ(find_flow(fs, 11)->wrong_queue, n_wrong);
   EXPECT_GE(unmatched_row(fs)->packets, n_other);
-  const QueueStats s1 = rx->rx_queue("x0", 1).stats();
+  const QueueStats s0 = rx->rx_queue("x0", 0).stats(), s1 = rx->rx_queue("x0", 1).stats();
+  // Sent to netdaq's flows: n0, n1, and flow 11's n_wrong on the wrong queue (counted
+  // flow_miss); the port without a flow is the kernel's.
+  EXPECT_TRUE(all_accounted(n0 + n1 + n_wrong, received0.size() + received1.size(), {s0, s1}));
   EXPECT_EQ(s1.drop(DropReason::flow_miss), n_wrong) << describe(s1);
-  EXPECT_EQ(rx->rx_queue("x0", 0).stats().total_drops(), 0u);
+  EXPECT_EQ(s0.total_drops(), 0u);
 }
 
 // An 802.1Q-tagged IPv4/UDP frame: peers' udp_frame with a tag inserted after the MACs (this
@@ -216,7 +227,9 @@ TEST(AfxdpTraffic, Ipv6AndVlanFlows) {
   std::atomic<size_t> arrived{0};
   auto got = std::async(std::launch::async, [&] { return collect_all({&rx->rx_queue("x0")}, n, 10s, nullptr, 100ms, &arrived); });
   EXPECT_EQ(send_sequence(tx->tx_queue("if0"), 0, n, 500, [&] { return arrived.load(); }, kReceiverWindow), n);
-  EXPECT_TRUE(exactly_sequence(got.get(), 0, n, 500)) << "IPv6 flow";
+  EXPECT_TRUE(sender_accounted(n, tx->tx_queue("if0").stats()));
+  const auto received_v6 = got.get();
+  EXPECT_TRUE(exactly_sequence(received_v6, 0, n, 500)) << "IPv6 flow";
 
   const UdpFlow vlan_flow{.src_mac = lab.mac(lab.b()), .dst_mac = lab.mac(lab.a()), .src_ip = "10.198.1.2",
                           .dst_ip = "10.198.1.1", .src_port = uint16_t(port + 1), .dst_port = uint16_t(port + 1)};
@@ -236,7 +249,9 @@ TEST(AfxdpTraffic, Ipv6AndVlanFlows) {
     return ok;
   });
   EXPECT_EQ(sent, n);
-  EXPECT_TRUE(exactly_sequence(tagged.get(), 50000, n, 500)) << "VLAN 100 flow";
+  const auto received_vlan = tagged.get();
+  EXPECT_TRUE(exactly_sequence(received_vlan, 50000, n, 500)) << "VLAN 100 flow";
+  EXPECT_TRUE(all_accounted(n + sent, received_v6.size() + received_vlan.size(), {rx->rx_queue("x0").stats()}));
   const auto fs = rx->flow_stats();
   EXPECT_EQ(find_flow(fs, 20)->packets, n);
   EXPECT_EQ(find_flow(fs, 21)->packets, n);

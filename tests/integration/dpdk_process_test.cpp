@@ -71,6 +71,38 @@ struct CliRun {
 
 std::string runtime_dir(pid_t pid) { return "/var/run/dpdk/netdaq-" + std::to_string(pid); }
 
+// A queue of the summary's "queues" as a QueueStats: its counters and every drop reason.
+netdaq::QueueStats queue_stats(const nlohmann::json& q) {
+  netdaq::QueueStats s;
+  s.queue = q.at("name").get<std::string>();
+  s.interface = q.at("interface").get<std::string>();
+  s.is_rx = q.at("direction").get<std::string>() == "rx";
+  s.packets = q.at("packets").get<uint64_t>();
+  s.bytes = q.at("bytes").get<uint64_t>();
+  s.bursts = q.at("bursts").get<uint64_t>();
+  s.copies = q.at("copies").get<uint64_t>();
+  s.errors = q.at("errors").get<uint64_t>();
+  s.connections = q.at("connections").get<uint64_t>();
+  const auto& drops = q.at("drops");
+  for (size_t r = 0; r < netdaq::kDropReasons; ++r)
+    s.drops[r] = drops.at(netdaq::to_string(static_cast<netdaq::DropReason>(r))).get<uint64_t>();
+  return s;
+}
+
+// A run of one tx queue sending `sent` packets to one rx queue: both accounted for every one.
+::testing::AssertionResult run_accounted(const nlohmann::json& j, uint64_t sent) {
+  try {
+    std::vector<netdaq::QueueStats> rx, tx;
+    for (const auto& q : j.at("queues")) (q.at("direction") == "rx" ? rx : tx).push_back(queue_stats(q));
+    if (rx.size() != 1 || tx.size() != 1)
+      return ::testing::AssertionFailure() << rx.size() << " rx and " << tx.size() << " tx queues: " << j.dump(1);
+    if (auto r = sender_accounted(sent, tx[0]); !r) return r;
+    return all_accounted(sent, rx[0]);
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "the summary's queues: " << e.what() << "\n" << j.dump(1);
+  }
+}
+
 }  // namespace
 
 TEST(DpdkProcess, TwoProcessesAtOnceEachLoseNothing) {
@@ -92,6 +124,7 @@ TEST(DpdkProcess, TwoProcessesAtOnceEachLoseNothing) {
   for (const auto& [run, json] : {std::pair{&one, &json1}, std::pair{&two, &json2}}) {
     nlohmann::json j;
     ASSERT_TRUE(read_summary(json->path, &j)) << run->output();
+    EXPECT_TRUE(run_accounted(j, 200000));
     const auto& totals = j.at("totals");
     EXPECT_EQ(totals.at("tx_packets").get<uint64_t>(), 200000u) << j.dump(1);
     EXPECT_EQ(totals.at("rx_packets").get<uint64_t>(), 200000u) << j.dump(1);
@@ -151,7 +184,8 @@ TEST(DpdkProcess, HugepagesAreUsedAndGivenBack) {
   const unsigned free_before = Hugepages::free_pages();
   RingRun r;
   r.eal = "{hugepages: true, memory_mb: 256, file_prefix: ndqtest-huge}";
-  CliRun run(r.yaml());
+  TempFile json;
+  CliRun run(r.yaml(), {"--json", json.path});
   // While it runs, its 128 pages of 2 MiB (memory_mb: 256) are taken from the free ones.
   unsigned fewest_free = free_before;
   int status = -1;
@@ -165,6 +199,12 @@ TEST(DpdkProcess, HugepagesAreUsedAndGivenBack) {
   const std::string o = run.output();
   EXPECT_NE(o.find("--in-memory"), std::string::npos) << o;
   EXPECT_NE(o.find("total: lost 0, drops 0"), std::string::npos) << o;
+  nlohmann::json j;
+  const ::testing::AssertionResult summary = read_summary(json.path, &j);
+  EXPECT_TRUE(summary) << o;
+  if (summary) {
+    EXPECT_TRUE(run_accounted(j, r.tx_packets));
+  }
   EXPECT_EQ(Hugepages::free_pages(), free_before) << "hugepages still in use after the process ended";
   EXPECT_TRUE(dpdk_files("ndqtest-huge").empty());
 }

@@ -36,11 +36,13 @@ TEST(DpdkVdev, NetRingLoopbackEveryByteAndSequence) {
   }
   EXPECT_TRUE(exactly_sequence(got, 0, kCount, kSize));
   const auto st = rx.stats();
+  EXPECT_TRUE(all_accounted(kCount, got.size(), {st}));
   EXPECT_EQ(st.packets, kCount);
   EXPECT_EQ(st.total_drops(), 0u);
   EXPECT_EQ(st.pool_in_use, 0u);
   EXPECT_NE(st.mode.find("dpdk net_ring"), std::string::npos) << st.mode;
   const auto ts = tx.stats();
+  EXPECT_TRUE(sender_accounted(kCount, ts));
   EXPECT_EQ(ts.packets, kCount);
   EXPECT_EQ(ts.total_drops(), 0u);
   EXPECT_EQ(engine_counter(ts, "mbufs_in_flight"), 0u);
@@ -75,6 +77,8 @@ TEST(DpdkVdev, FramesCarryTheHeadersTheEngineWrote) {
     }
   }
   EXPECT_EQ(seen, 10u);
+  EXPECT_TRUE(all_accounted(10, seen, {rx.stats()}));
+  EXPECT_TRUE(sender_accounted(10, s.tx_queue("d0", 0).stats()));
 }
 
 TEST(DpdkVdev, SoftwareLoopbackHandsTxBurstsToRx) {
@@ -92,6 +96,8 @@ TEST(DpdkVdev, SoftwareLoopbackHandsTxBurstsToRx) {
     auto got = collect(s.rx_queue("d0", q), 300, 5s);
     EXPECT_TRUE(exactly_sequence(got, q * 1000, 300, 1400)) << "queue " << q;
     const auto st = s.rx_queue("d0", q).stats();
+    EXPECT_TRUE(all_accounted(300, got.size(), {st}));
+    EXPECT_TRUE(sender_accounted(300, s.tx_queue("d0", q).stats()));
     EXPECT_NE(st.mode.find("software loopback"), std::string::npos) << st.mode;
   }
 }
@@ -210,6 +216,7 @@ TEST(DpdkVdev, OneEalPerProcess) {
   first.reset();
   Session again(d.build());
   ASSERT_EQ(send_sequence(again.tx_queue("d0", 0), 0, 100, 64), 100u);
+  EXPECT_TRUE(sender_accounted(100, again.tx_queue("d0", 0).stats()));
 }
 
 namespace {
@@ -253,7 +260,10 @@ TEST(DpdkVdev, WorkerQueuesOnOneCoreShareOneThread) {
   for (uint16_t q = 0; q < 2; ++q) {
     auto got = std::async(std::launch::async, [&] { return collect(s.rx_queue("d0", q), 3000, 10s); });
     ASSERT_EQ(send_sequence(s.tx_queue("d0", q), q * 10000, 3000, 500), 3000u);
-    EXPECT_TRUE(exactly_sequence(got.get(), q * 10000, 3000, 500)) << "queue " << q;
+    const auto received = got.get();
+    EXPECT_TRUE(exactly_sequence(received, q * 10000, 3000, 500)) << "queue " << q;
+    EXPECT_TRUE(all_accounted(3000, received.size(), {s.rx_queue("d0", q).stats()}));
+    EXPECT_TRUE(sender_accounted(3000, s.tx_queue("d0", q).stats()));
   }
   for (uint16_t q = 0; q < 2; ++q) EXPECT_EQ(s.rx_queue("d0", q).stats().total_drops(), 0u);
 }

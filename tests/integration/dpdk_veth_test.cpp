@@ -48,6 +48,18 @@ std::string details(const QueueStats& st) {
   return ::testing::AssertionSuccess();
 }
 
+// Frames the link itself put into rx queues besides the test's (the kernels' IPv6 router
+// solicitations, MLD reports, ARP): the engine counts them as non_udp_frames (and flow_miss).
+// What reached the queues is what the test sent plus these.
+uint64_t link_frames(const std::vector<QueueStats>& qs) {
+  uint64_t n = 0;
+  for (const auto& st : qs) {
+    const uint64_t c = engine_counter(st, "non_udp_frames");
+    n += c == ~uint64_t{0} ? 0 : c;
+  }
+  return n;
+}
+
 // Tx drops: none; tx_full only counts sends the ring refused for now, which were retried.
 ::testing::AssertionResult no_tx_loss(const QueueStats& st) {
   if (st.total_drops() != st.drop(DropReason::tx_full) || st.errors != 0)
@@ -171,12 +183,15 @@ TEST(DpdkVeth, AfPacketReceivesEverySocketEnginePayload) {
   for (const auto& g : received) frames_ok += g.frame_size == kUdpFrameOverhead + kSize && g.dst_port == port;
   EXPECT_EQ(frames_ok, kN);
   const QueueStats st = q.stats();
+  EXPECT_TRUE(all_accounted(kN + link_frames({st}), received.size(), {st}));
   EXPECT_EQ(st.packets, kN) << details(st);
   EXPECT_TRUE(only_non_udp_refused(st));
   EXPECT_EQ(engine_counter(st, "port_imissed"), 0u) << details(st);
   EXPECT_EQ(st.pool_in_use, 0u);
   EXPECT_NE(st.mode.find("dpdk net_af_packet"), std::string::npos) << st.mode;
-  EXPECT_EQ(tx->tx_queue("if0").stats().total_drops(), 0u);
+  const QueueStats ts = tx->tx_queue("if0").stats();
+  EXPECT_TRUE(sender_accounted(kN, ts));
+  EXPECT_EQ(ts.total_drops(), 0u);
   EXPECT_TRUE(exactly_sequence(kernel.finish(kN, 10s), 0, kN, kSize)) << "A's kernel got every frame too";
 }
 
@@ -204,6 +219,7 @@ TEST(DpdkVeth, AfPacketSendsValidUdpToAKernelSocket) {
   EXPECT_EQ(send_sequence(tx, 0, kN, kSize), kN);
   EXPECT_TRUE(exactly_sequence(sink.finish(kN, 15s), 0, kN, kSize));
   const QueueStats st = tx.stats();
+  EXPECT_TRUE(sender_accounted(kN, st));
   EXPECT_EQ(st.packets, kN) << details(st);
   EXPECT_TRUE(no_tx_loss(st));
   EXPECT_EQ(engine_counter(st, "port_opackets"), kN) << details(st);
@@ -265,6 +281,7 @@ TEST(DpdkVeth, AfXdpReceivesExactlyWhatTestpmdSent) {
   EXPECT_EQ(received.size(), tx.packets) << "netdaq received vs testpmd's TX-packets";
   EXPECT_EQ(ok, received.size()) << "frames of another size or port";
   const QueueStats st = q.stats();
+  EXPECT_TRUE(all_accounted(tx.packets + link_frames({st}), received.size(), {st}));
   EXPECT_EQ(st.packets, tx.packets) << details(st);
   EXPECT_TRUE(only_non_udp_refused(st));
   EXPECT_EQ(st.pool_in_use, 0u);
@@ -295,9 +312,12 @@ TEST(DpdkVeth, AfXdpReceivesEveryAfxdpEnginePayload) {
   const auto received = got.finish(kN, 20s);
   EXPECT_TRUE(exactly_sequence(payloads_of(received), 0, kN, kSize));
   const QueueStats st = q.stats();
+  EXPECT_TRUE(all_accounted(kN + link_frames({st}), received.size(), {st}));
   EXPECT_EQ(st.packets, kN) << details(st);
   EXPECT_TRUE(only_non_udp_refused(st));
-  EXPECT_EQ(tx->tx_queue("x0").stats().total_drops(), 0u);
+  const QueueStats sent_stats = tx->tx_queue("x0").stats();
+  EXPECT_TRUE(sender_accounted(kN, sent_stats));
+  EXPECT_EQ(sent_stats.total_drops(), 0u);
 }
 
 // ---- net_tap ----
@@ -442,10 +462,14 @@ TEST(DpdkTap, KernelDatagramsThroughTheTapArriveExactly) {
   auto s = open_tap(lab, tap_iface(2));
   std::vector<RxQueue*> qs{&s->rx_queue("d0", 0), &s->rx_queue("d0", 1)};
   Gatherer got(qs);
-  EXPECT_EQ(kernel_send(lab, kPeerIp, 6000, 0, kN, kSize), kN);
-  EXPECT_EQ(kernel_send(lab, kPeerIp, 6001, kN, kN, kSize), kN);
+  const size_t sent0 = kernel_send(lab, kPeerIp, 6000, 0, kN, kSize);
+  const size_t sent1 = kernel_send(lab, kPeerIp, 6001, kN, kN, kSize);
+  EXPECT_EQ(sent0, kN);
+  EXPECT_EQ(sent1, kN);
   const auto received = got.finish(2 * kN, 10s);
   EXPECT_TRUE(exactly_sequence(payloads_of(received), 0, 2 * kN, kSize));
+  const auto stats = stats_of(qs);
+  EXPECT_TRUE(all_accounted(sent0 + sent1 + link_frames(stats), received.size(), stats));
   uint64_t packets = 0;
   for (auto* q : qs) {
     const QueueStats st = q->stats();
@@ -484,9 +508,14 @@ TEST(DpdkTap, RefusedFlowsNameTheFlowAndTheDriver) {
   }
   EXPECT_TRUE(s->flow_stats().empty()) << "refused flows are not kept";
   EXPECT_THROW(s->remove_flow("d0", 7), Error);
-  Gatherer got({&s->rx_queue("d0", 0), &s->rx_queue("d0", 1)});
-  EXPECT_EQ(kernel_send(lab, kPeerIp, 7000, 0, 500, 300), 500u);
-  EXPECT_TRUE(exactly_sequence(payloads_of(got.finish(500, 10s)), 0, 500, 300)) << "after the refusals";
+  const std::vector<RxQueue*> qs{&s->rx_queue("d0", 0), &s->rx_queue("d0", 1)};
+  Gatherer got(qs);
+  const size_t sent = kernel_send(lab, kPeerIp, 7000, 0, 500, 300);
+  EXPECT_EQ(sent, 500u);
+  const auto received = got.finish(500, 10s);
+  EXPECT_TRUE(exactly_sequence(payloads_of(received), 0, 500, 300)) << "after the refusals";
+  const auto stats = stats_of(qs);
+  EXPECT_TRUE(all_accounted(sent + link_frames(stats), received.size(), stats));
 }
 
 // Flows steer UDP ports to queues (TC flower + skbedit on the tap), each packet arrives on its
@@ -499,11 +528,14 @@ TEST(DpdkTap, FlowsSteerPortsToQueuesAndChangeAtRunTime) {
   constexpr size_t kN = 2000, kSize = 600;
   auto s = open_tap(lab, tap_iface(2, {port_flow(1, 0, 6000), port_flow(2, 1, 6001)}));
   std::vector<RxQueue*> qs{&s->rx_queue("d0", 0), &s->rx_queue("d0", 1)};
+  size_t sent = 0, delivered = 0;  // over every phase below (the queues' counters are too)
   {
     Gatherer got(qs);
     EXPECT_EQ(kernel_send(lab, kPeerIp, 6000, 0, kN, kSize), kN);
     EXPECT_EQ(kernel_send(lab, kPeerIp, 6001, kN, kN, kSize), kN);
+    sent += 2 * kN;
     const auto v = got.finish(2 * kN, 10s);
+    delivered += v.size();
     EXPECT_TRUE(exactly_sequence(payloads_of(v), 0, 2 * kN, kSize));
     EXPECT_EQ(on_queue(v, 0, 6000, 1), kN) << "flow 1 on queue 0";
     EXPECT_EQ(on_queue(v, 1, 6001, 2), kN) << "flow 2 on queue 1";
@@ -524,7 +556,9 @@ TEST(DpdkTap, FlowsSteerPortsToQueuesAndChangeAtRunTime) {
   {
     Gatherer got(qs);
     EXPECT_EQ(kernel_send(lab, kPeerIp, 6001, 2 * kN, kN, kSize), kN);
+    sent += kN;
     const auto v = got.finish(kN, 10s);
+    delivered += v.size();
     EXPECT_TRUE(exactly_sequence(payloads_of(v), 2 * kN, kN, kSize));
     EXPECT_EQ(on_queue(v, 0, 6001, 3), kN) << "port 6001 now lands on queue 0 as flow 3";
     std::printf("[   dpdk   ] at run time, flow 2 removed, flow 3 added: port 6001 %zu on queue 0, %zu on queue 1\n",
@@ -556,10 +590,12 @@ TEST(DpdkTap, FlowsSteerPortsToQueuesAndChangeAtRunTime) {
   if (rss_ok) {
     Gatherer got(qs);
     constexpr size_t kSockets = 16, kEach = 200;
-    size_t sent = 0;
-    for (size_t k = 0; k < kSockets; ++k) sent += kernel_send(lab, kPeerIp, 6002, 100000 + k * kEach, kEach, kSize);
-    EXPECT_EQ(sent, kSockets * kEach);
+    size_t sent_rss = 0;
+    for (size_t k = 0; k < kSockets; ++k) sent_rss += kernel_send(lab, kPeerIp, 6002, 100000 + k * kEach, kEach, kSize);
+    EXPECT_EQ(sent_rss, kSockets * kEach);
+    sent += sent_rss;
     const auto v = got.finish(kSockets * kEach, 10s);
+    delivered += v.size();
     EXPECT_TRUE(exactly_sequence(payloads_of(v), 100000, kSockets * kEach, kSize));
     std::printf("[   dpdk   ] RSS flow 4 (%zu source ports): %zu on queue 0, %zu on queue 1\n", kSockets,
                 on_queue(v, 0, 6002, 4), on_queue(v, 1, 6002, 4));
@@ -570,7 +606,9 @@ TEST(DpdkTap, FlowsSteerPortsToQueuesAndChangeAtRunTime) {
     EXPECT_EQ(find_flow(fs, 4)->packets, kSockets * kEach);
     EXPECT_EQ(find_flow(fs, 4)->wrong_queue, 0u);
   }
-  for (auto* q : qs) EXPECT_TRUE(only_non_udp_refused(q->stats()));
+  const auto stats = stats_of(qs);
+  EXPECT_TRUE(all_accounted(sent + link_frames(stats), delivered, stats));
+  for (const auto& st : stats) EXPECT_TRUE(only_non_udp_refused(st));
 }
 
 // dpdk.isolate with the tap's remote netdev (A's veth): traffic from B matching a flow is
@@ -591,8 +629,13 @@ TEST(DpdkTap, IsolatedFlowsToNetdaqRestToTheKernel) {
   auto t2 = socket_sender(lab, p_kernel, 50000);
   EXPECT_EQ(send_sequence(t1->tx_queue("if0"), 0, kN, kSize), kN);
   EXPECT_EQ(send_sequence(t2->tx_queue("if0"), kN, kN, kSize), kN);
+  EXPECT_TRUE(sender_accounted(kN, t1->tx_queue("if0").stats()));
+  EXPECT_TRUE(sender_accounted(kN, t2->tx_queue("if0").stats()));
   const auto v = got.finish(kN, 10s);
   EXPECT_TRUE(exactly_sequence(payloads_of(v), 0, kN, kSize)) << "the flow's port into netdaq";
+  // Only the flow's port goes to netdaq; the other is the kernel's.
+  const QueueStats st = s->rx_queue("d0").stats();
+  EXPECT_TRUE(all_accounted(kN + link_frames({st}), v.size(), {st}));
   EXPECT_EQ(on_queue(v, 0, p_flow, 1), kN);
   const auto to_kernel = kernel.finish(kN, 10s);
   EXPECT_TRUE(exactly_sequence(to_kernel, kN, kN, kSize)) << "the other port to A's kernel";
@@ -626,5 +669,6 @@ TEST(DpdkTap, ChecksumOffloadedDatagramsReachAKernelSocket) {
   UdpSink sink(lab, lab.a(), 47300);
   ASSERT_EQ(send_sequence(tx, 0, 3000, 700), 3000u);
   EXPECT_TRUE(exactly_sequence(sink.finish(3000, 10s), 0, 3000, 700));
+  EXPECT_TRUE(sender_accounted(3000, tx.stats()));
   lab.run_in(lab.a().ns, [&] { session.reset(); });
 }

@@ -102,6 +102,8 @@ TEST(Hugepages, SocketSessionReceivesIntoHugepages) {
     for (uint64_t i = 0; i < 2000; ++i) payloads.push_back(make_payload(i, 100 + i % 1300));
     ASSERT_EQ(send_payloads(tx.tx_queue("if0"), payloads, 5000ms), payloads.size());
     const auto got = collect(rx.rx_queue("if0"), payloads.size(), 5000ms);
+    EXPECT_TRUE(all_accounted(payloads.size(), got.size(), {rx.rx_queue("if0").stats()}));
+    EXPECT_TRUE(sender_accounted(payloads.size(), tx.tx_queue("if0").stats()));
     ASSERT_EQ(got.size(), payloads.size());
     for (size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(check_payload(got[i], i, payloads[i].size()));
   }

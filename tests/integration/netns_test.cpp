@@ -30,12 +30,15 @@ void send_across(NetnsLab& lab, const Iface& rs, const Iface& ts, const std::vec
   auto got = std::async(std::launch::async, [&] { return collect(q, payloads.size(), 5000ms); });
   EXPECT_EQ(send_payloads(tx->tx_queue("if0"), payloads, 5000ms), payloads.size());
   const auto received = got.get();
+  EXPECT_TRUE(all_accounted(payloads.size(), received.size(), {q.stats()}));
+  const QueueStats sent_stats = tx->tx_queue("if0").stats();
+  EXPECT_TRUE(sender_accounted(payloads.size(), sent_stats));
   ASSERT_EQ(received.size(), payloads.size());
   for (size_t i = 0; i < payloads.size(); ++i) ASSERT_EQ(received[i], payloads[i]) << "packet " << i;
   const QueueStats st = q.stats();
   EXPECT_EQ(st.packets, payloads.size());
   EXPECT_EQ(st.total_drops(), 0u);
-  EXPECT_EQ(tx->tx_queue("if0").stats().packets, payloads.size());
+  EXPECT_EQ(sent_stats.packets, payloads.size());
 }
 
 std::vector<Bytes> mixed_payloads(size_t n, size_t max_size) {

@@ -60,11 +60,13 @@ TEST(Tcp, NetdaqToNetdaqRandomSizesExactInOrder) {
   EXPECT_EQ(send_payloads(tx.tx_queue("if0"), msgs, 5000ms), msgs.size());
   expect_same(got.get(), msgs);
   const QueueStats rs = rx.rx_queue("if0").stats();
+  EXPECT_TRUE(all_accounted(msgs.size(), rs));
   EXPECT_EQ(rs.packets, msgs.size());
   EXPECT_EQ(rs.total_drops(), 0u);
   EXPECT_EQ(rs.connections, 1u);
   EXPECT_GT(rs.copies, 0u);
   const QueueStats ts = tx.tx_queue("if0").stats();
+  EXPECT_TRUE(sender_accounted(msgs.size(), ts));
   EXPECT_EQ(ts.packets, msgs.size());
   EXPECT_EQ(ts.connections, 1u);
   EXPECT_EQ(ts.total_drops(), 0u);
@@ -91,7 +93,9 @@ TEST(Tcp, StreamInRandomPiecesFromAPlainClient) {
     off += n;
     if (rng() % 64 == 0) std::this_thread::sleep_for(200us);
   }
-  expect_same(got.get(), msgs);
+  const auto received = got.get();
+  EXPECT_TRUE(all_accounted(msgs.size(), received.size(), {rx.rx_queue("if0").stats()}));
+  expect_same(received, msgs);
 }
 
 // Several peers at once: each one's messages arrive complete and in order.
@@ -109,6 +113,7 @@ TEST(Tcp, SeveralPeersEachInOrder) {
   }
   for (auto& t : peers) t.join();
   const auto all = got.get();
+  EXPECT_TRUE(all_accounted(kPeers * kEach, all.size(), {rx.rx_queue("if0").stats()}));
   ASSERT_EQ(all.size(), kPeers * kEach);
   std::vector<std::vector<Bytes>> per(kPeers);
   for (auto& b : all) per[payload_seq(b) / 100000].push_back(b);
@@ -145,6 +150,8 @@ TEST(Tcp, PeerDisconnectMidMessageIsMalformed) {
   EXPECT_TRUE(check_payload(second[0], 10, 50));
   EXPECT_TRUE(check_payload(second[1], 11, 50));
   const QueueStats st = q.stats();
+  // 7 messages begun: 5 whole, 2 cut short by their peer leaving.
+  EXPECT_TRUE(all_accounted(7, first.size() + second.size(), {st}));
   EXPECT_EQ(st.drop(DropReason::malformed), 2u);
   EXPECT_EQ(st.packets, 5u);
   EXPECT_EQ(st.connections, 3u);
@@ -164,6 +171,7 @@ TEST(Tcp, MessageOverLimitSkippedFollowingArrive) {
   for (size_t i = 0; i < sizes.size(); ++i)
     if (sizes[i] <= 1000) ok.push_back(i);
   const auto got = collect(rx.rx_queue("if0"), ok.size(), 3000ms, 100ms);
+  EXPECT_TRUE(all_accounted(sizes.size(), got.size(), {rx.rx_queue("if0").stats()}));
   ASSERT_EQ(got.size(), ok.size());
   for (size_t k = 0; k < ok.size(); ++k) EXPECT_TRUE(check_payload(got[k], ok[k], sizes[ok[k]]));
   const QueueStats st = rx.rx_queue("if0").stats();
@@ -192,6 +200,7 @@ TEST(Tcp, HeaderDataSplitSegments) {
     }
   }
   EXPECT_EQ(seen, sizes.size());
+  EXPECT_TRUE(all_accounted(sizes.size(), seen, {rx.rx_queue("if0").stats()}));
 }
 
 // The receiver does not read for a while: the kernel takes partial messages, the rest waits
@@ -209,22 +218,34 @@ TEST(Tcp, PartialWritesKeepTheStreamIntact) {
   const auto msgs = random_messages(3000, 2048, 4);
   // Send with nobody reading until the sender has been refused at least once.
   size_t sent = 0;
+  size_t given_up = 0;  // put in a burst, then released unsent at a timeout (and offered again)
   auto& tq = tx.tx_queue("if0");
   const auto deadline = std::chrono::steady_clock::now() + 3s;
   bool refused = false;
   while (!refused && sent < msgs.size() && std::chrono::steady_clock::now() < deadline) {
     const size_t chunk = std::min<size_t>(256, msgs.size() - sent);
+    size_t unsent = 0;
     const size_t n = send_payloads(
-        tq, std::vector<Bytes>(msgs.begin() + sent, msgs.begin() + static_cast<std::ptrdiff_t>(sent + chunk)), 20ms);
+        tq, std::vector<Bytes>(msgs.begin() + sent, msgs.begin() + static_cast<std::ptrdiff_t>(sent + chunk)), 20ms,
+        {}, 0, &unsent);
     sent += n;
+    given_up += unsent;
     refused = n < chunk;
   }
   EXPECT_TRUE(refused) << "the socket buffers never filled";
   auto got = std::async(std::launch::async, [&] { return collect(rx.rx_queue("if0"), msgs.size(), 5000ms); });
   // send_payloads restarts from `sent`: the messages refused above are sent again here.
-  EXPECT_EQ(send_payloads(tq, std::vector<Bytes>(msgs.begin() + sent, msgs.end()), 5000ms), msgs.size() - sent);
-  expect_same(got.get(), msgs);
-  EXPECT_GT(tq.stats().copies, 0u) << "no partial write happened";
+  size_t unsent = 0;
+  EXPECT_EQ(send_payloads(tq, std::vector<Bytes>(msgs.begin() + sent, msgs.end()), 5000ms, {}, 0, &unsent),
+            msgs.size() - sent);
+  given_up += unsent;
+  const auto received = got.get();
+  EXPECT_TRUE(all_accounted(msgs.size(), received.size(), {rx.rx_queue("if0").stats()}));
+  expect_same(received, msgs);
+  const QueueStats sent_stats = tq.stats();
+  EXPECT_TRUE(sender_accounted(msgs.size() + given_up, sent_stats));
+  EXPECT_EQ(sent_stats.drop(DropReason::tx_unsent), given_up) << describe(sent_stats);
+  EXPECT_GT(sent_stats.copies, 0u) << "no partial write happened";
 }
 
 // The server goes away and comes back on the same port: the client notices, reconnects
@@ -233,8 +254,16 @@ TEST(Tcp, ClientReconnectsAfterServerRestart) {
   const uint16_t port = free_port(SOCK_STREAM);
   Session tx(tcp_tx(port).build());
   auto& tq = tx.tx_queue("if0");
+  // Every message put in a burst: taken (sent, or dropped and counted), or released unsent.
+  size_t offered = 0;
+  auto send_one = [&](const Bytes& payload, std::chrono::milliseconds timeout) {
+    size_t unsent = 0;
+    const size_t taken = send_payloads(tq, {payload}, timeout, {}, 0, &unsent);
+    offered += taken + unsent;
+    return taken;
+  };
   // No server yet: nothing is accepted, connection attempts are counted as errors.
-  EXPECT_EQ(send_payloads(tq, {make_payload(0, 100)}, 100ms), 0u);
+  EXPECT_EQ(send_one(make_payload(0, 100), 100ms), 0u);
   EXPECT_GE(tq.stats().errors, 1u);
 
   uint64_t seq = 1;
@@ -244,7 +273,7 @@ TEST(Tcp, ClientReconnectsAfterServerRestart) {
     size_t received = 0;
     const auto deadline = std::chrono::steady_clock::now() + 5s;
     while (received < 20 && std::chrono::steady_clock::now() < deadline) {
-      send_payloads(tq, {make_payload(seq, 200)}, 5ms);
+      send_one(make_payload(seq, 200), 5ms);
       ++seq;
       for (auto& b : collect(q, 1, 5ms, 0ms)) {
         EXPECT_TRUE(check_payload(b, payload_seq(b), 200));
@@ -264,6 +293,7 @@ TEST(Tcp, ClientReconnectsAfterServerRestart) {
     EXPECT_EQ(rx.rx_queue("if0").stats().drop(DropReason::malformed), 0u);
   }
   const QueueStats st = tq.stats();
+  EXPECT_TRUE(sender_accounted(offered, st));
   EXPECT_GE(st.connections, 2u);
   EXPECT_EQ(st.pool_in_use, 0u);
 }

@@ -199,9 +199,10 @@ std::vector<Bytes> collect(netdaq::RxQueue& q, size_t count, std::chrono::millis
 }
 
 size_t send_payloads(netdaq::TxQueue& q, const std::vector<Bytes>& payloads, std::chrono::milliseconds timeout,
-                     const Delivered& delivered, size_t window) {
+                     const Delivered& delivered, size_t window, size_t* unsent) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   size_t next = 0;
+  if (unsent) *unsent = 0;
   while (next < payloads.size() && std::chrono::steady_clock::now() < deadline) {
     size_t want = payloads.size() - next;
     if (delivered && window) {
@@ -236,6 +237,7 @@ size_t send_payloads(netdaq::TxQueue& q, const std::vector<Bytes>& payloads, std
       if (n == 0 || burst.size() == before) std::this_thread::sleep_for(50us);
       if (burst.empty()) break;
     }
+    if (unsent) *unsent += burst.size();  // released unsent below, at the end of this scope
   }
   return next;
 }
@@ -393,6 +395,24 @@ uint64_t engine_counter(const netdaq::QueueStats& s, const std::string& name) {
   for (const auto& [k, v] : s.engine_counters)
     if (k == name) return v;
   return ~uint64_t{0};
+}
+
+std::vector<netdaq::QueueStats> stats_of(const std::vector<netdaq::RxQueue*>& qs) {
+  std::vector<netdaq::QueueStats> v;
+  for (auto* q : qs) v.push_back(q->stats());
+  return v;
+}
+
+netdaq::QueueStats since(const netdaq::QueueStats& before, const netdaq::QueueStats& now) {
+  netdaq::QueueStats d = now;
+  d.packets -= before.packets;
+  d.bytes -= before.bytes;
+  d.bursts -= before.bursts;
+  d.copies -= before.copies;
+  d.errors -= before.errors;
+  d.connections -= before.connections;
+  for (size_t r = 0; r < netdaq::kDropReasons; ++r) d.drops[r] -= before.drops[r];
+  return d;
 }
 
 uint16_t be16(std::span<const std::byte> b, size_t at) {

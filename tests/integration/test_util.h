@@ -104,8 +104,11 @@ inline constexpr size_t kReceiverWindow = 256;
 // With `delivered` and a `window`, at most `window` packets are in flight: the sender waits
 // for the receiver instead of outrunning it. Tests of exact delivery use this, so that a
 // loaded 2-core CI machine (or ASan) slows the test down rather than overflowing a ring.
+// `unsent`, when given, is set to how many packets it put in bursts but released unsent when
+// the timeout passed (the queue counts them tx_unsent; a caller that offers them again has
+// offered them twice).
 size_t send_payloads(netdaq::TxQueue& q, const std::vector<Bytes>& payloads, std::chrono::milliseconds timeout,
-                     const Delivered& delivered = {}, size_t window = 0);
+                     const Delivered& delivered = {}, size_t window = 0, size_t* unsent = nullptr);
 
 
 // Plain sockets: independent peers that are not netdaq.
@@ -172,6 +175,11 @@ namespace ndqtest {
 std::string describe(const netdaq::QueueStats& s);
 // An engine counter of a stats snapshot by name; all ones when the engine has no such counter.
 uint64_t engine_counter(const netdaq::QueueStats& s, const std::string& name);
+// Snapshots of several queues (e.g. a Session's rx_queues()), for all_accounted.
+std::vector<netdaq::QueueStats> stats_of(const std::vector<netdaq::RxQueue*>& qs);
+// What a queue counted between two of its snapshots: the counters of `now` less those of
+// `before` (one phase of a test); the gauge, mode and engine counters as in `now`.
+netdaq::QueueStats since(const netdaq::QueueStats& before, const netdaq::QueueStats& now);
 // The big-endian 16-bit field at byte `at` of a frame.
 uint16_t be16(std::span<const std::byte> b, size_t at);
 }  // namespace ndqtest

@@ -34,6 +34,7 @@ void roundtrip(Session& rx, Session& tx, const std::vector<Bytes>& payloads) {
   auto got = std::async(std::launch::async, [&] { return collect(rq, payloads.size(), 5000ms); });
   EXPECT_EQ(send_payloads(tx.tx_queue("if0"), payloads, 5000ms), payloads.size());
   const auto received = got.get();
+  EXPECT_TRUE(all_accounted(payloads.size(), received.size(), {rq.stats()}));
   {
     const QueueStats st = rq.stats();
     std::string drops;
@@ -51,6 +52,7 @@ void roundtrip(Session& rx, Session& tx, const std::vector<Bytes>& payloads) {
   for (auto& p : payloads) bytes += p.size();
   EXPECT_EQ(rs.bytes, bytes);
   const QueueStats ts = tx.tx_queue("if0").stats();
+  EXPECT_TRUE(sender_accounted(payloads.size(), ts));
   EXPECT_EQ(ts.packets, payloads.size());
   EXPECT_EQ(ts.bytes, bytes);
   EXPECT_EQ(ts.total_drops(), 0u);
@@ -118,6 +120,7 @@ TEST(UdpReusePort, SeveralQueuesOnePortExactTotal) {
     for (size_t s = 0; s < kSenders; ++s)
       ASSERT_TRUE(senders[s].send_to("127.0.0.1", port, make_payload(s * 1000 + i, 100 + s)));
   auto [pkts, per_queue] = got.get();
+  EXPECT_TRUE(all_accounted(kSenders * kEach, pkts.size(), stats_of(rx.rx_queues())));
   ASSERT_EQ(pkts.size(), kSenders * kEach);
   std::vector<size_t> per_sender(kSenders);
   for (auto& p : pkts) {
@@ -168,6 +171,7 @@ TEST(UdpHeaderDataSplit, SegmentsHoldHeaderAndPayload) {
         segs.emplace_back(Bytes(a.begin(), a.end()), Bytes(b.begin(), b.end()));
       }
     }
+    EXPECT_TRUE(all_accounted(sizes.size(), segs.size(), {q.stats()}));
     ASSERT_EQ(segs.size(), delivered.size());
     for (size_t k = 0; k < delivered.size(); ++k) {
       const size_t i = delivered[k];
@@ -237,6 +241,8 @@ TEST(UdpGroGso, SameBytesAsPlainPath) {
     EXPECT_EQ(send_payloads(tx.tx_queue("if0"), payloads, 5000ms), payloads.size());
     results.push_back(got.get());
     const QueueStats st = q.stats();
+    EXPECT_TRUE(all_accounted(payloads.size(), results.back().size(), {st}));
+    EXPECT_TRUE(sender_accounted(payloads.size(), tx.tx_queue("if0").stats()));
     EXPECT_EQ(st.total_drops(), 0u);
     if (offload)
       copies_offload = st.copies;
@@ -263,6 +269,7 @@ TEST(UdpGroGso, UncoalescedDatagramsAreNotCopied) {
   Socket s = Socket::udp();
   for (size_t i = 0; i < 200; ++i) ASSERT_TRUE(s.send_to("127.0.0.1", port, make_payload(i, 1000)));
   const auto got = collect(rx.rx_queue("if0"), 200, 3000ms);
+  EXPECT_TRUE(all_accounted(200, got.size(), {rx.rx_queue("if0").stats()}));
   ASSERT_EQ(got.size(), 200u);
   for (size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(check_payload(got[i], i, 1000));
   EXPECT_EQ(rx.rx_queue("if0").stats().copies, 0u);
@@ -287,7 +294,10 @@ TEST(UdpPacing, RatePpsIsRoughlyHonoured) {
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(send_payloads(tx.tx_queue("if0"), payloads, 5000ms), kN);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(got.get().size(), kN);
+  const size_t received = got.get().size();
+  EXPECT_EQ(received, kN);
+  EXPECT_TRUE(all_accounted(kN, received, {rx.rx_queue("if0").stats()}));
+  EXPECT_TRUE(sender_accounted(kN, tx.tx_queue("if0").stats()));
   const double pps = kN / secs;
   // 400 packets at 2000/s: ~0.2 s (the first burst goes at once).
   EXPECT_GT(secs, 0.1) << "pacing had no effect: " << pps << " packets/s";
@@ -316,6 +326,7 @@ TEST(UdpOversize, CountedNeverDelivered) {
       if (sizes[i] <= 512) ok.push_back(i);
     }
     const auto got = collect(rx.rx_queue("if0"), ok.size(), 3000ms, 50ms);
+    EXPECT_TRUE(all_accounted(sizes.size(), got.size(), {rx.rx_queue("if0").stats()}));
     ASSERT_EQ(got.size(), ok.size());
     for (size_t k = 0; k < ok.size(); ++k) EXPECT_TRUE(check_payload(got[k], ok[k], sizes[ok[k]]));
     const QueueStats st = rx.rx_queue("if0").stats();
@@ -349,7 +360,7 @@ TEST(UdpMalformed, RandomDatagramsDeliveredOrCounted) {
   for (const auto& b : all) ASSERT_TRUE(senders[rng() % senders.size()].send_to("127.0.0.1", port, b));
   const auto received = got.get();
   const QueueStats st = rx.rx_queue("if0").stats();
-  EXPECT_EQ(st.packets + st.total_drops(), all.size());
+  EXPECT_TRUE(all_accounted(all.size(), st));
   EXPECT_EQ(st.drop(DropReason::oversize), all.size() - fitting.size());
   ASSERT_EQ(received.size(), fitting.size()) << describe(st);
   // Several senders: compare as multisets.
@@ -373,7 +384,8 @@ TEST(UdpTxErrors, NoListenerNeverStalls) {
   EXPECT_EQ(send_payloads(tx.tx_queue("if0"), payloads, 3000ms), payloads.size());
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
   const QueueStats st = tx.tx_queue("if0").stats();
-  EXPECT_EQ(st.packets + st.drop(DropReason::tx_error), payloads.size());
+  EXPECT_TRUE(sender_accounted(payloads.size(), st));
+  EXPECT_EQ(st.total_drops(), st.drop(DropReason::tx_error) + st.drop(DropReason::tx_full)) << describe(st);
   EXPECT_GE(st.drop(DropReason::tx_error), 1u);
   EXPECT_GE(st.errors, 1u);
   EXPECT_EQ(st.pool_in_use, 0u);

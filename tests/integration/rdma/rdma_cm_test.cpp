@@ -93,6 +93,8 @@ TEST(RdmaCm, SendRecvDeliversEveryMessageOnEveryQueue) {
   std::vector<size_t> per_queue;
   const auto got = collect_all(s.rx_queues(), 2 * kPerQueue, 90s, &per_queue, 100ms, &arrived);
   for (auto& f : senders) EXPECT_EQ(f.get(), kPerQueue);
+  EXPECT_TRUE(all_accounted(2 * kPerQueue, got.size(), stats_of(s.rx_queues())));
+  for (auto* q : s.tx_queues()) EXPECT_TRUE(sender_accounted(kPerQueue, q->stats()));
   ASSERT_EQ(got.size(), 2 * kPerQueue);
   // Each rx queue holds one connection, so one tx queue's messages, in order.
   EXPECT_EQ(per_queue, (std::vector<size_t>{kPerQueue, kPerQueue}));
@@ -227,6 +229,7 @@ TEST(RdmaCm, UcConnectsThroughRdmaCmForSendAndWriteWithImmediate) {
     EXPECT_EQ(queue_pairs_of_type("UC") - uc_before, 2u) << "the client's and the server's queue pair";
     send_and_check(*s.tx_queues()[0], *s.rx_queues()[0], 0, 2000, p.buf_size);
     for (const auto& q : s.stats()) {
+      EXPECT_TRUE(q.is_rx ? all_accounted(2000, q) : sender_accounted(2000, q));
       EXPECT_EQ(q.total_drops(), 0u) << q.queue;
       EXPECT_EQ(q.packets, 2000u) << q.queue;
       EXPECT_NE(q.mode.find("rdma uc"), std::string::npos) << q.mode;
@@ -247,6 +250,7 @@ TEST(RdmaCm, ATxQueueConnectsAgainWhenTheServerComesBack) {
     Apart apart(pair_config(*lab(), p));
     TxQueue& tx = apart.tx;
     send_and_check(tx, apart.rx(), 0, 500, p.buf_size);
+    EXPECT_TRUE(all_accounted(500, apart.rx().stats())) << "the first server";
 
     apart.server.reset();
     const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -258,6 +262,7 @@ TEST(RdmaCm, ATxQueueConnectsAgainWhenTheServerComesBack) {
     apart.reopen_server();
     send_and_check(tx, apart.rx(), 500, 500, p.buf_size);
     const QueueStats t = tx.stats();
+    EXPECT_TRUE(sender_accounted(500 + 1 + 500, t)) << "500 to each server, and the one offered in between";
     EXPECT_EQ(t.connections, 2u);
     EXPECT_EQ(t.packets, 1000u);
     // Nothing was in flight when the server went; the one message offered meanwhile was not
@@ -267,6 +272,7 @@ TEST(RdmaCm, ATxQueueConnectsAgainWhenTheServerComesBack) {
     EXPECT_EQ(engine_counter(t, "completion_errors"), 0u);
     EXPECT_EQ(t.mode.find("reconnecting"), std::string::npos) << t.mode;
     const QueueStats r = apart.rx().stats();
+    EXPECT_TRUE(all_accounted(500, r)) << "the second server";
     EXPECT_EQ(r.connections, 1u);
     EXPECT_EQ(r.packets, 500u);
     EXPECT_EQ(r.total_drops(), 0u);
@@ -311,6 +317,10 @@ TEST(RdmaCm, ATxQueueReconnectsMidStreamCountingWhatWasInFlight) {
     for (size_t i = 0; i < rest.size(); ++i)
       ASSERT_TRUE(check_payload(rest[i].bytes, resumed_at + i, payloads[resumed_at + i].size())) << "message " << i;
     const QueueStats t = tx.stats();
+    // known miscount: a send flushed when the server went counts in `packets` (at post time)
+    // and again as tx_error, so sender_accounted(kN, t) would count each flushed send twice
+    // (docs/concepts.md, "Known gap"). Which messages reached which server is not known here,
+    // so neither server's queue is checked against a sent count either.
     EXPECT_EQ(t.connections, 2u);
     EXPECT_EQ(t.total_drops(), t.drop(DropReason::tx_error)) << "flushed sends are the only ones counted lost";
     // Lost between the servers: the flushed sends, and any the first server's device had
@@ -360,6 +370,7 @@ TEST(RdmaCm, WriteWithImmediateDeliversEveryMessageInOrderThroughTheRing) {
     }
   }
   for (const auto& q : s.stats()) {
+    EXPECT_TRUE(q.is_rx ? all_accounted(kPerQueue, q) : sender_accounted(kPerQueue, q));
     EXPECT_EQ(q.total_drops(), 0u) << q.queue;
     EXPECT_EQ(q.packets, kPerQueue) << q.queue;
     if (q.is_rx) {
@@ -398,6 +409,8 @@ TEST(RdmaCm, HeldSlotsHoldTheSenderBack) {
   held.clear();  // give the slots back
   const auto rest = collect_messages(*s.rx_queues()[0], kN - 32, 60s);
   EXPECT_EQ(sender.get(), kN);
+  EXPECT_TRUE(all_accounted(kN, holding + rest.size(), {s.rx_queues()[0]->stats()}));
+  EXPECT_TRUE(sender_accounted(kN, s.tx_queues()[0]->stats()));
   ASSERT_EQ(rest.size(), kN - 32);
   for (size_t i = 0; i < rest.size(); ++i) ASSERT_TRUE(check_payload(rest[i].bytes, 32 + i, 100));
   EXPECT_EQ(s.rx_queues()[0]->stats().total_drops(), 0u);
@@ -421,6 +434,8 @@ TEST(RdmaCm, AFullSendQueueRefusesForNowAndLosesNothing) {
   EXPECT_LE(held.packets, p.recv_depth + p.send_depth) << "posted beyond the receives and the send queue";
   const auto got = collect_messages(*s.rx_queues()[0], kN, 60s);
   EXPECT_EQ(sender.get(), kN);
+  EXPECT_TRUE(all_accounted(kN, got.size(), {s.rx_queues()[0]->stats()}));
+  EXPECT_TRUE(sender_accounted(kN, s.tx_queues()[0]->stats()));
   ASSERT_EQ(got.size(), kN);
   for (size_t i = 0; i < kN; ++i) ASSERT_TRUE(check_payload(got[i].bytes, i, 100));
   for (const auto& q : s.stats()) EXPECT_EQ(q.total_drops(), 0u) << q.queue;
@@ -438,6 +453,8 @@ TEST(RdmaCm, AMessageLargerThanTheRemoteSlotIsCountedOversize) {
   std::vector<Bytes> payloads{make_payload(0, 1000), make_payload(1, 1500), make_payload(2, 1024)};
   EXPECT_EQ(send_payloads(*s.tx_queues()[0], payloads, 10s), 3u);
   const auto got = collect_messages(*s.rx_queues()[0], 2, 10s);
+  EXPECT_TRUE(sender_accounted(3, s.tx_queues()[0]->stats()));
+  EXPECT_TRUE(all_accounted(2, got.size(), {s.rx_queues()[0]->stats()})) << "the refused message never left";
   ASSERT_EQ(got.size(), 2u);
   EXPECT_TRUE(check_payload(got[0].bytes, 0, 1000));
   EXPECT_TRUE(check_payload(got[1].bytes, 2, 1024));
@@ -506,11 +523,13 @@ TEST(RdmaCm, AfterAPeerIsKilledTheServerTakesTheNextConnection) {
       quiet_since = std::chrono::steady_clock::now();
     }
   const size_t before = got;
+  const QueueStats at_second = q.stats();  // what the first client sent is not known: count from here
   auto second = client(yaml2, out2, "tx_packets: 500");
   receive_until(before + 500, 60s);
   EXPECT_EQ(second->wait(30s), 0) << text(out2);
   EXPECT_EQ(got - before, 500u) << q.stats().mode;
   const QueueStats st = q.stats();
+  EXPECT_TRUE(all_accounted(500, got - before, {since(at_second, st)})) << "the second client";
   EXPECT_EQ(st.connections, 2u);
   EXPECT_EQ(st.total_drops(), 0u);
   EXPECT_EQ(engine_counter(st, "completion_errors"), 0u) << "flushed receives are no errors";

@@ -87,6 +87,7 @@ TEST(RdmaFpgaPeer, FpgaWritesWithImmediateIntoNetdaqsRing) {
   EXPECT_EQ(peer.wait(90s), 0) << output_of(out);
   for (unsigned q = 0; q < kQueues; ++q) {
     const auto m = got[q].get();
+    EXPECT_TRUE(all_accounted(kCount, m.size(), {s.rx_queues()[q]->stats()}));
     ASSERT_EQ(m.size(), kCount) << "rx queue " << q << "; fpga_peer: " << output_of(out);
     for (unsigned i = 0; i < kCount; ++i) {
       ASSERT_EQ(m[i].immediate, std::optional<uint32_t>(i));
@@ -134,6 +135,8 @@ TEST(RdmaFpgaPeer, AGapInTheImmediatesIsCountedLostAndFramesAreBuiltFromThem) {
                   out.path);
   const auto m = collect_messages(*s.rx_queues()[0], kCount - 1, 90s);
   EXPECT_EQ(peer.wait(90s), 0) << output_of(out);
+  // kCount in the sequence, one of them lost on the way: counted (kernel), not delivered.
+  EXPECT_TRUE(all_accounted(kCount, m.size(), {s.rx_queues()[0]->stats()}));
   ASSERT_EQ(m.size(), kCount - 1) << output_of(out);
   EXPECT_EQ(m[6].immediate, std::optional<uint32_t>(6u));
   EXPECT_EQ(m[7].immediate, std::optional<uint32_t>(8u));
@@ -191,6 +194,7 @@ TEST(RdmaFpgaPeer, NetdaqSendsToTheFpgaStyleReceiver) {
   EXPECT_EQ(send_payloads(*s.tx_queues()[0], payloads, 60s), kCount);
   EXPECT_EQ(peer.wait(90s), 0) << output_of(out);
   EXPECT_NE(output_of(out).find("all bytes checked"), std::string::npos) << output_of(out);
+  EXPECT_TRUE(sender_accounted(kCount, s.tx_queues()[0]->stats()));
   EXPECT_EQ(s.tx_queues()[0]->stats().total_drops(), 0u);
 }
 

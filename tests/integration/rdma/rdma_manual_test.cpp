@@ -121,6 +121,7 @@ TEST_P(RdmaManual, PairsFromFilesAndDeliversEveryMessage) {
     }));
   for (size_t q = 0; q < m.queues; ++q) {
     const auto got = receivers[q].get();
+    EXPECT_TRUE(all_accounted(kPerQueue, got.size(), {s.rx_queues()[q]->stats()}));
     ASSERT_EQ(got.size(), kPerQueue) << "rx queue " << q << "\n" << modes(s);
     for (size_t i = 0; i < kPerQueue; ++i) {
       ASSERT_TRUE(check_payload(got[i].bytes, q * kPerQueue + i, payloads[q][i].size())) << "queue " << q;
@@ -130,6 +131,7 @@ TEST_P(RdmaManual, PairsFromFilesAndDeliversEveryMessage) {
     }
   }
   for (auto& f : senders) EXPECT_EQ(f.get(), kPerQueue);
+  for (auto* q : s.tx_queues()) EXPECT_TRUE(sender_accounted(kPerQueue, q->stats()));
   for (const auto& q : s.stats()) {
     EXPECT_EQ(q.total_drops(), 0u) << q.queue << ": " << q.mode;
     EXPECT_EQ(q.packets, kPerQueue) << q.queue;
