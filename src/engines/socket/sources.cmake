@@ -12,7 +12,7 @@ list(APPEND NETDAQ_ENGINE_SOURCES
 # Per-datagram kernel drop counts under UDP GRO (gro_drops.h): an eBPF tracing program,
 # compiled with clang and embedded, where libbpf and clang are found (as for afxdp).
 find_package(PkgConfig QUIET)
-if(PKG_CONFIG_FOUND AND NOT LIBBPF_FOUND)
+if(PKG_CONFIG_FOUND AND NOT TARGET PkgConfig::LIBBPF)  # imported targets are not cached: look again on every configure
   pkg_check_modules(LIBBPF QUIET IMPORTED_TARGET libbpf)
 endif()
 find_program(NETDAQ_BPF_CLANG NAMES clang clang-16 clang-15 clang-14)
