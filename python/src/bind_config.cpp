@@ -1,0 +1,121 @@
+// netdaq.Config (load, from_yaml; from_dict is in __init__.py), netdaq.validate and
+// netdaq.ReorderConfig (the rx.reorder block a gpu.FramePipeline takes).
+
+#include <filesystem>
+
+#include "bindings.h"
+
+namespace netdaq::python {
+namespace {
+
+// Parses `text` into one of E's values 0..last by their to_string names; ValueError otherwise.
+template <class E>
+E parse_enum(const char* key, const std::string& text, E last) {
+  std::string allowed;
+  for (int v = 0; v <= static_cast<int>(last); ++v) {
+    const char* name = to_string(static_cast<E>(v));
+    if (text == name) return static_cast<E>(v);
+    allowed += (v ? ", " : "") + std::string(name);
+  }
+  throw py::value_error(std::string(key) + " = '" + text + "': allowed are " + allowed);
+}
+
+// A read/write property of ReorderConfig held as an enum, seen from Python as its name.
+template <class E>
+void enum_property(py::class_<ReorderConfig>& c, const char* key, E ReorderConfig::*member, E last) {
+  c.def_property(
+      key, [member](const ReorderConfig& r) { return std::string(to_string(r.*member)); },
+      [key, member, last](ReorderConfig& r, const std::string& v) { r.*member = parse_enum(key, v, last); });
+}
+
+const InterfaceConfig& interface_of(const Config& c, const std::string& name) {
+  if (const InterfaceConfig* i = c.find_interface(name)) return *i;
+  throw Error(Errc::not_found, "no interface '" + name + "' in " + c.source);
+}
+
+}  // namespace
+
+void bind_config(py::module_& m) {
+  py::class_<Config>(m, "Config", "A validated netdaq configuration (docs/config.md).")
+      .def_static("load", [](const std::filesystem::path& p) { return Config::load(p.string()); }, py::arg("path"),
+                  "Reads and validates a YAML file; raises ConfigError with every issue.")
+      .def_static("from_yaml", &Config::parse, py::arg("text"), py::arg("source") = "<string>",
+                  "Parses and validates YAML text; `source` names it in messages.")
+      .def("validate", &Config::validate, "Every issue (empty when valid); does not touch the system.")
+      .def_readonly("source", &Config::source)
+      .def_property_readonly("interfaces",
+                             [](const Config& c) {
+                               std::vector<std::string> names;
+                               for (const auto& i : c.interfaces) names.push_back(i.name);
+                               return names;
+                             })
+      .def_property_readonly("memory_regions",
+                             [](const Config& c) {
+                               std::vector<std::string> names;
+                               for (const auto& r : c.memory_regions) names.push_back(r.name);
+                               return names;
+                             })
+      .def(
+          "reorder",
+          [](const Config& c, const std::string& iface, size_t index) {
+            const auto& list = interface_of(c, iface).rx.reorder;
+            if (index >= list.size())
+              throw Error(Errc::not_found, "interface '" + iface + "' has " + std::to_string(list.size()) +
+                                               " rx.reorder entries; asked for index " + std::to_string(index));
+            return list[index];
+          },
+          py::arg("interface"), py::arg("index") = 0, "A copy of an interface's rx.reorder entry.")
+      .def("__repr__", [](const Config& c) {
+        return "<netdaq.Config from " + c.source + ": " + std::to_string(c.interfaces.size()) + " interfaces>";
+      });
+
+  m.def(
+      "validate",
+      [](const std::filesystem::path& p) -> std::vector<ConfigIssue> {
+        try {
+          Config::load(p.string());
+          return {};
+        } catch (const ConfigError& e) {
+          return e.issues();
+        }
+      },
+      py::arg("path"), "Every issue of a config file (empty when valid), as `netdaq validate` prints them.");
+
+  py::class_<ReorderConfig> r(m, "ReorderConfig", "An rx.reorder block: packets -> frames in GPU memory (docs/gpu.md).");
+  r.def(py::init([](const py::kwargs& kw) {
+         py::object o = py::cast(ReorderConfig{});
+         for (auto [k, v] : kw) {
+           if (!py::hasattr(o, k)) throw py::type_error("ReorderConfig has no key '" + py::str(k).cast<std::string>() + "'");
+           o.attr(k) = v;
+         }
+         return o.cast<ReorderConfig>();
+       }),
+       "ReorderConfig(packets_per_frame=64, payload_size=8192, output='fp16', ...): the keys of rx.reorder.")
+      .def_readwrite("name", &ReorderConfig::name)
+      .def_readwrite("queue", &ReorderConfig::queue)
+      .def_readwrite("gpu", &ReorderConfig::gpu)
+      .def_readwrite("seq_offset", &ReorderConfig::seq_offset)
+      .def_readwrite("seq_bits", &ReorderConfig::seq_bits)
+      .def_readwrite("payload_offset", &ReorderConfig::payload_offset)
+      .def_readwrite("payload_size", &ReorderConfig::payload_size)
+      .def_readwrite("packets_per_frame", &ReorderConfig::packets_per_frame)
+      .def_readwrite("max_open_frames", &ReorderConfig::max_open_frames)
+      .def_readwrite("frame_buffers", &ReorderConfig::frame_buffers)
+      .def_readwrite("frame_timeout_us", &ReorderConfig::frame_timeout_us)
+      .def_readwrite("bursts_in_flight", &ReorderConfig::bursts_in_flight)
+      .def_readwrite("job_packets", &ReorderConfig::job_packets)
+      .def_readwrite("job_timeout_us", &ReorderConfig::job_timeout_us);
+  enum_property(r, "mode", &ReorderConfig::mode, ReorderMode::immediate);
+  enum_property(r, "seq_byte_order", &ReorderConfig::seq_byte_order, ByteOrder::big);
+  enum_property(r, "input", &ReorderConfig::input, SampleFormat::fp32);
+  enum_property(r, "output", &ReorderConfig::output, SampleFormat::fp32);
+  enum_property(r, "sample_byte_order", &ReorderConfig::sample_byte_order, ByteOrder::big);
+  enum_property(r, "staging", &ReorderConfig::staging, Staging::direct);
+  enum_property(r, "launch", &ReorderConfig::launch, LaunchMode::persistent);
+  r.def("__repr__", [](const ReorderConfig& c) {
+    return "<netdaq.ReorderConfig queue " + std::to_string(c.queue) + ", " + std::to_string(c.packets_per_frame) +
+           " x " + std::to_string(c.payload_size) + " B, " + to_string(c.input) + " -> " + to_string(c.output) + ">";
+  });
+}
+
+}  // namespace netdaq::python

@@ -1,0 +1,257 @@
+// netdaq.gpu: FramePipeline and Frame. A frame exports __dlpack__ so torch.from_dlpack and
+// cupy.from_dlpack view its GPU memory in place (packets_per_frame x samples, the output
+// dtype); its buffer goes back to the pipeline when the last Python object or tensor of it goes.
+#include <dlpack/dlpack.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "netdaq/gpu.h"
+#include "rx.h"
+#include "stats.h"
+
+namespace netdaq::python {
+namespace {
+
+// The pipeline and the lock that orders its calls: frames are released from whatever thread
+// drops the last tensor (a DLPack deleter may run without the GIL).
+struct PipelineState {
+  SessionPtr session;  // the queue's buffers outlive the bursts the pipeline holds
+  std::mutex mu;
+  std::unique_ptr<gpu::FramePipeline> pipeline;
+};
+
+struct FrameState {
+  std::shared_ptr<PipelineState> pipe;
+  gpu::Frame frame;
+  ~FrameState() {
+    if (!pipe) return;
+    std::lock_guard lock(pipe->mu);
+    frame.release();
+  }
+};
+
+DLDataType dl_type(SampleFormat f) {
+  switch (f) {
+    case SampleFormat::int8: return {kDLInt, 8, 1};
+    case SampleFormat::int16: return {kDLInt, 16, 1};
+    case SampleFormat::fp16: return {kDLFloat, 16, 1};
+    case SampleFormat::bf16: return {kDLBfloat, 16, 1};
+    case SampleFormat::fp32: return {kDLFloat, 32, 1};
+    case SampleFormat::raw:
+    case SampleFormat::int4: return {kDLUInt, 8, 1};  // int4 stays packed: two samples a byte
+  }
+  return {kDLUInt, 8, 1};
+}
+
+class PyFrame {
+ public:
+  PyFrame(std::shared_ptr<FrameState> st, const ReorderConfig& cfg) : st_(std::move(st)), cfg_(cfg) {}
+
+  const gpu::Frame& get() const {
+    if (!st_) throw Released("the frame was released: its buffer went back to the pipeline");
+    return st_->frame;
+  }
+  DLDataType dtype() const { return dl_type(cfg_.output); }
+  std::vector<int64_t> shape() const {
+    const auto& f = get();
+    const size_t slot = f.size_bytes() / f.packets_expected();
+    return {f.packets_expected(), static_cast<int64_t>(slot * 8 / dtype().bits)};
+  }
+  py::array_t<bool> missing() const {
+    const auto& f = get();
+    py::array_t<bool> out(f.packets_expected());
+    auto words = f.missing();
+    for (uint32_t i = 0; i < f.packets_expected(); ++i)
+      out.mutable_data()[i] = i / 64 < words.size() && (words[i / 64] >> (i % 64) & 1);
+    return out;
+  }
+  void release() noexcept { st_.reset(); }
+
+  // A DLPack capsule over the frame; the tensor made from it holds the frame.
+  py::capsule dlpack(const py::object& stream) const {
+    (void)stream;  // next_frame() hands out frames whose GPU work is done: no stream to wait on
+    struct Export {
+      DLManagedTensor tensor{};
+      int64_t shape[2]{};
+      std::shared_ptr<FrameState> frame;
+    };
+    const auto& f = get();
+    auto* e = new Export;
+    e->frame = st_;
+    auto s = shape();
+    e->shape[0] = s[0];
+    e->shape[1] = s[1];
+    DLTensor& t = e->tensor.dl_tensor;
+    t.data = f.data();
+    t.device = {kDLCUDA, cfg_.gpu};
+    t.ndim = 2;
+    t.dtype = dtype();
+    t.shape = e->shape;
+    t.strides = nullptr;  // C-contiguous
+    t.byte_offset = 0;
+    e->tensor.manager_ctx = e;
+    e->tensor.deleter = [](DLManagedTensor* self) { delete static_cast<Export*>(self->manager_ctx); };
+    // A capsule no consumer took (still named "dltensor") frees the export itself.
+    return py::capsule(&e->tensor, "dltensor", [](PyObject* cap) {
+      if (!PyCapsule_IsValid(cap, "dltensor")) return;
+      auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+      t->deleter(t);
+    });
+  }
+
+  const ReorderConfig& config() const noexcept { return cfg_; }
+
+ private:
+  std::shared_ptr<FrameState> st_;
+  ReorderConfig cfg_;
+};
+
+class PyFramePipeline {
+ public:
+  PyFramePipeline(SessionPtr session, const std::string& iface, const py::object& reorder)
+      : st_(std::make_shared<PipelineState>()) {
+    st_->session = std::move(session);
+    cfg_ = reorder_of(*st_->session, iface, reorder);
+    py::gil_scoped_release nogil;
+    st_->pipeline = std::make_unique<gpu::FramePipeline>(*st_->session, iface, cfg_);
+  }
+
+  void submit(PyRxBurst& b) {
+    RxBurst burst = b.take("FramePipeline.submit");
+    std::lock_guard lock(st_->mu);
+    st_->pipeline->submit(std::move(burst));
+  }
+
+  // Polls the queue (when given) and submits what it gets until a frame is finished or
+  // timeout_s passed; the GIL is released meanwhile.
+  std::optional<PyFrame> next_frame(std::optional<PyRxQueue> queue, double timeout_s) {
+    std::optional<gpu::Frame> got;
+    {
+      py::gil_scoped_release nogil;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+      for (;;) {
+        bool polled = false;
+        {
+          std::lock_guard lock(st_->mu);
+          if (queue) {
+            RxBurst b = queue->queue->poll();
+            polled = !b.empty();
+            if (polled) st_->pipeline->submit(std::move(b));
+          }
+          gpu::Frame f = st_->pipeline->next_frame();
+          if (f) {
+            got.emplace(std::move(f));
+            break;
+          }
+        }
+        if (std::chrono::steady_clock::now() >= deadline) break;
+        if (!polled) std::this_thread::yield();
+      }
+    }
+    if (!got) return std::nullopt;
+    auto frame = std::make_shared<FrameState>();
+    frame->pipe = st_;
+    frame->frame = std::move(*got);
+    return PyFrame(std::move(frame), cfg_);
+  }
+
+  void flush() {
+    std::lock_guard lock(st_->mu);
+    st_->pipeline->flush();
+  }
+  void synchronize() {
+    py::gil_scoped_release nogil;
+    std::lock_guard lock(st_->mu);
+    st_->pipeline->synchronize();
+  }
+  py::dict stats() const { return to_dict(st_->pipeline->stats()); }
+  size_t frame_bytes() const { return st_->pipeline->frame_bytes(); }
+  const ReorderConfig& config() const noexcept { return cfg_; }
+
+ private:
+  // None: the interface's first rx.reorder entry; an int: that entry; a ReorderConfig or a dict.
+  static ReorderConfig reorder_of(const Session& s, const std::string& iface, const py::object& r) {
+    if (r.is_none() || py::isinstance<py::int_>(r)) {
+      const size_t index = r.is_none() ? 0 : r.cast<size_t>();
+      const InterfaceConfig* i = s.config().find_interface(iface);
+      if (!i) throw Error(Errc::not_found, "no interface '" + iface + "' in the session's config");
+      if (index >= i->rx.reorder.size())
+        throw Error(Errc::not_found, "interface '" + iface + "' has " + std::to_string(i->rx.reorder.size()) +
+                                         " rx.reorder entries; pass a ReorderConfig or a dict instead");
+      return i->rx.reorder[index];
+    }
+    if (py::isinstance<py::dict>(r))
+      return py::module_::import("netdaq").attr("ReorderConfig")(**r.cast<py::dict>()).cast<ReorderConfig>();
+    return r.cast<ReorderConfig>();
+  }
+
+  std::shared_ptr<PipelineState> st_;
+  ReorderConfig cfg_;
+};
+
+py::dict device_dict(const gpu::DeviceInfo& d) {
+  py::dict o;
+  o["index"] = d.index;
+  o["name"] = d.name;
+  o["pci_bus_id"] = d.pci_bus_id;
+  o["compute_capability"] = py::make_tuple(d.compute_major, d.compute_minor);
+  o["multiprocessors"] = d.multiprocessors;
+  o["memory_bytes"] = d.memory_bytes;
+  o["dmabuf"] = d.dmabuf;
+  o["peermem"] = d.peermem;
+  return o;
+}
+
+}  // namespace
+
+void bind_gpu(py::module_& m) {
+  py::module_ g = m.def_submodule("gpu", "The GPU data plane: packets reordered into frames in GPU memory.");
+  g.def("built_in", &gpu::built_in, "True when this build has the GPU data plane.");
+  g.def("device_count", &gpu::device_count);
+  g.def("unavailable_reason", &gpu::unavailable_reason, "Why GPU features cannot be used here ('' when they can).");
+  g.def("devices", [] {
+    py::list out;
+    for (const auto& d : gpu::devices()) out.append(device_dict(d));
+    return out;
+  });
+
+  py::class_<PyFrame>(g, "Frame",
+                      "A finished frame in GPU memory; torch.from_dlpack(frame) / cupy.from_dlpack(frame) view "
+                      "it in place.")
+      .def_property_readonly("index", [](const PyFrame& f) { return f.get().index(); })
+      .def_property_readonly("complete", [](const PyFrame& f) { return f.get().complete(); })
+      .def_property_readonly("packets_expected", [](const PyFrame& f) { return f.get().packets_expected(); })
+      .def_property_readonly("packets_received", [](const PyFrame& f) { return f.get().packets_received(); })
+      .def_property_readonly("nbytes", [](const PyFrame& f) { return f.get().size_bytes(); })
+      .def_property_readonly("data_ptr", [](const PyFrame& f) { return reinterpret_cast<uintptr_t>(f.get().data()); },
+                             "The frame's device pointer.")
+      .def_property_readonly("shape", [](const PyFrame& f) {
+        auto s = f.shape();
+        return py::make_tuple(s[0], s[1]);
+      })
+      .def_property_readonly("dtype", [](const PyFrame& f) { return std::string(to_string(f.config().output)); })
+      .def_property_readonly("gpu", [](const PyFrame& f) { return f.config().gpu; })
+      .def_property_readonly("missing", &PyFrame::missing, "Per packet slot: True where the packet is missing (zeros).")
+      .def("__dlpack__", &PyFrame::dlpack, py::kw_only(), py::arg("stream") = py::none())
+      .def("__dlpack_device__", [](const PyFrame& f) { return py::make_tuple(int{kDLCUDA}, f.config().gpu); })
+      .def("release", &PyFrame::release, "Drops this object's hold; the buffer returns once no tensor views it.");
+
+  py::class_<PyFramePipeline>(g, "FramePipeline",
+                              "Reorders an rx queue's packets into frames in GPU memory (docs/gpu.md).")
+      .def(py::init<SessionPtr, const std::string&, const py::object&>(), py::arg("session"), py::arg("interface"),
+           py::arg("reorder") = py::none())
+      .def("submit", &PyFramePipeline::submit, py::arg("burst"),
+           "Takes a received burst (no packet or view of it may be left).")
+      .def("next_frame", &PyFramePipeline::next_frame, py::arg("queue") = py::none(), py::arg("timeout") = 0.0,
+           "The next finished frame or None; with a queue, polls and submits its bursts until a frame is ready or "
+           "`timeout` seconds passed (without the GIL).")
+      .def("flush", &PyFramePipeline::flush, "Closes every open frame now (end of run).")
+      .def("synchronize", &PyFramePipeline::synchronize)
+      .def("stats", &PyFramePipeline::stats)
+      .def_property_readonly("frame_bytes", &PyFramePipeline::frame_bytes)
+      .def_property_readonly("config", &PyFramePipeline::config);
+}
+
+}  // namespace netdaq::python
