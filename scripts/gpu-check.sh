@@ -40,12 +40,17 @@ if [ -d .carry/dpdk ]; then
   export NETDAQ_DPDK_DRIVERS=$PWD/.carry/dpdk/pmds
   prefix+=(-DNETDAQ_RTE_BUS_VDEV=$PWD/.carry/dpdk/lib/librte_bus_vdev.so)
 fi
+# The Python module: built for the machine's python3 (the one with PyTorch and CuPy), with the
+# pybind11 installed beside it.
+if py_inc=$(python3 -c 'import pybind11; print(pybind11.get_include())' 2>/dev/null); then
+  prefix+=(-DPython_EXECUTABLE="$(command -v python3)" -DPYBIND11_INCLUDE_DIR="$py_inc")
+fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/logs/gpu.txt"
 echo "== configure and build"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETDAQ_BUILD_BENCH=ON "${prefix[@]}" \
   > "$out/logs/configure.log" 2>&1 || { tail -30 "$out/logs/configure.log"; exit 1; }
 grep "netdaq:" "$out/logs/configure.log"
-targets=(netdaq_gpu_tests netdaq_unit_tests netdaq_cli netdaq_cli_tests)
+targets=(netdaq_gpu_tests netdaq_unit_tests netdaq_cli netdaq_cli_tests netdaq_python)
 for b in bench/gpu/*.cu; do targets+=("netdaq_$(basename "$b" .cu)"); done
 cmake --build build-gpu -j"$(nproc)" --target "${targets[@]}" > "$out/logs/build.log" 2>&1 \
   || { grep -E "error|Error" -A3 "$out/logs/build.log" | head -60; exit 1; }
@@ -109,6 +114,16 @@ if [ "$what" != bench ]; then
   build-gpu/tools/netdaq/netdaq run examples/gpu-frames.yaml -q --expect-no-loss --json "$out/run_gpu_frames.json" \
     > "$out/logs/run_gpu_frames.log" 2>&1 || { echo "FAILED: netdaq run examples/gpu-frames.yaml"; rc=1; }
   tail -12 "$out/logs/run_gpu_frames.log"
+  echo "== Python: frames into PyTorch and CuPy through DLPack, loopback and config suites"
+  # NETDAQ_REQUIRE_GPU=1: a missing GPU, torch or cupy fails; any skip fails the check.
+  PYTHONPATH=$PWD/build-gpu/python NETDAQ_SOURCE_DIR=$PWD NETDAQ_CLI=$PWD/build-gpu/tools/netdaq/netdaq \
+    python3 -m pytest -v -rs -p no:cacheprovider tests/python/test_gpu.py tests/python/test_loopback.py \
+    tests/python/test_config.py > "$out/logs/python_tests.log" 2>&1 || rc=1
+  grep -E "PASSED|FAILED|SKIPPED|ERROR|passed|failed|^E " "$out/logs/python_tests.log" | head -60
+  grep -qiE "[0-9]+ skipped" "$out/logs/python_tests.log" && { echo "FAILED: Python tests skipped"; rc=1; }
+  PYTHONPATH=$PWD/build-gpu/python timeout 120 python3 examples/python/frames_to_torch.py examples/gpu-frames.yaml \
+    > "$out/logs/python_frames_to_torch.log" 2>&1 || { echo "FAILED: examples/python/frames_to_torch.py"; rc=1; }
+  tail -5 "$out/logs/python_frames_to_torch.log"
 fi
 if [ "$what" != tests ]; then
   for b in bench/gpu/*.cu; do

@@ -2,7 +2,7 @@
 # Makes .carry/, what scripts/gpu-check.sh needs on the GPU machine (Ubuntu 24.04, CUDA, no
 # package registry) beyond its own packages, from this Debian 12 machine's apt sources:
 # `apt-get download` + `dpkg -x` into a temporary directory, nothing installed here.
-#   .carry/include                 CLI11 and nlohmann-json (header-only)
+#   .carry/include                 CLI11, nlohmann-json and DLPack (header-only)
 #   .carry/pcap-root, lib/pkgconfig/libpcap.pc          libpcap (+ libdbus-1)
 #   .carry/rdma-root, rdma/pkgconfig/{libibverbs,librdmacm}.pc
 #                                  rdma-core's verbs and rdma_cm (+ libnl-3, libnl-route-3)
@@ -59,10 +59,11 @@ relocate() {
 rm -rf "$carry"
 mkdir -p "$carry"
 
-# CLI11 and nlohmann-json: header-only; gpu-check.sh puts .carry/include on the include path.
-unpack "$tmp/hdr" libcli11-dev nlohmann-json3-dev
+# CLI11, nlohmann-json and DLPack (the Python module's frames): header-only; gpu-check.sh
+# puts .carry/include on the include path. (pybind11 comes with the GPU machine's Python.)
+unpack "$tmp/hdr" libcli11-dev nlohmann-json3-dev libdlpack-dev
 mkdir -p "$carry/include"
-cp -a "$tmp/hdr/usr/include/CLI" "$tmp/hdr/usr/include/nlohmann" "$carry/include/"
+cp -a "$tmp/hdr/usr/include/CLI" "$tmp/hdr/usr/include/nlohmann" "$tmp/hdr/usr/include/dlpack" "$carry/include/"
 
 # libpcap (netdaq capture, the integration tests' pcap writer).
 unpack "$carry/pcap-root" libpcap0.8-dev libpcap0.8 libdbus-1-3

@@ -34,6 +34,7 @@ def main(path):
             if seq < (frames + 2) * reorder.packets_per_frame:  # stay two frames ahead
                 for i in range(len(rows)):
                     rows[i, reorder.seq_offset:reorder.seq_offset + 8] = np.frombuffer((seq + i).to_bytes(8, "little"), np.uint8)
+                    rows[i, reorder.payload_offset:] = (seq + i) // reorder.packets_per_frame % 256  # the frame's index
                 seq += txq.send(rows)
             frame = pipe.next_frame(rxq, timeout=0.01)
             if frame is None:
@@ -42,7 +43,7 @@ def main(path):
             frames += 1
             if frames % 10 == 0:
                 print(f"frame {frame.index}: {tuple(t.shape)} {t.dtype} on {t.device}, complete={frame.complete}, "
-                      f"mean {t.float().mean().item():.2f}", flush=True)
+                      f"mean {t.float().mean().item():.1f} (the frame index mod 256)", flush=True)
         pipe.flush()
         print(pipe.stats())
 

@@ -27,7 +27,11 @@ interfaces:
 
 def test_every_example_loads():
     for path in sorted((SOURCE / "examples").glob("*.yaml")):
-        cfg = netdaq.Config.load(path)
+        try:
+            cfg = netdaq.Config.load(path)
+        except netdaq.ConfigError as e:  # an engine this build lacks: said, and nothing else wrong
+            assert all("is not built into this netdaq" in i.message for i in e.issues), e.issues
+            continue
         assert cfg.source.endswith(path.name) and cfg.interfaces
 
 

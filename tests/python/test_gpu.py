@@ -29,7 +29,7 @@ def need(condition, why):
 @pytest.fixture
 def session():
     need(netdaq.gpu.device_count() > 0, netdaq.gpu.unavailable_reason() or "no GPU")
-    d = loopback_config(free_udp_port(), batch=64, rx_bufs=4096)
+    d = loopback_config(free_udp_port(), batch=64, rx_bufs=8192)  # ring + bursts the GPU holds
     d["memory_regions"][0].update(kind="pinned", gpu=0)
     d["interfaces"][0]["rx"]["reorder"] = [{
         "queue": 0, "gpu": 0, "seq_offset": 0, "seq_bits": 64, "seq_byte_order": "little",
