@@ -2,14 +2,14 @@
 """netdaq's Python receive loop against its C++ one on the same loopback traffic, side by side.
 
 For each payload size (64 B and 8 KB by default), the same sender (`netdaq bench --tx-only`,
-unpaced, --count packets, burst 256, on the first CPU) feeds in turn `netdaq bench --rx-only
+unpaced, for --duration seconds, burst 256, on the first CPU) feeds in turn `netdaq bench --rx-only
 --no-verify` (C++) and bench/python_rx.py (Python, the batch helpers), both on the last CPU
 with the same queue layout. Rates are the receiver's: packets over first-to-last packet.
 Each case runs --repeat times alternating the two; the table shows medians and the ratio
 Python / C++ (target >= 0.8).
 
 usage: bench/python_vs_cpp.py [--netdaq build/tools/netdaq/netdaq] [--sizes 64,8192]
-           [--count N] [--repeat 3] [--json FILE]
+           [--duration 2] [--repeat 3] [--json FILE]
 Needs PYTHONPATH=<build>/python (or netdaq installed with pip)."""
 import argparse
 import json
@@ -27,7 +27,8 @@ def cpus():
     return str(c[0]), str(c[-1])
 
 
-def run_case(kind, netdaq, size, count, batch, port):
+def run_case(kind, netdaq, size, duration, batch, port):
+    count = 10**12  # receivers stop 1 s after the last packet
     tx_cpu, rx_cpu = cpus()
     if kind == "cpp":
         rx_cmd = [netdaq, "bench", "--rx-only", "--address", f"127.0.0.1:{port}", "--size", str(size),
@@ -42,13 +43,13 @@ def run_case(kind, netdaq, size, count, batch, port):
     else:
         time.sleep(0.5)
     tx = subprocess.run(["taskset", "-c", tx_cpu, netdaq, "bench", "--tx-only", "--destination",
-                         f"127.0.0.1:{port}", "--size", str(size), "--count", str(count), "--batch", str(batch),
+                         f"127.0.0.1:{port}", "--size", str(size), "--duration", str(duration), "--batch", str(batch),
                          "--no-verify", "--json", "--quiet"], capture_output=True, text=True, timeout=120)
     out, err = rx.communicate(timeout=120)
     if rx.returncode != 0 or tx.returncode != 0:
         raise RuntimeError(f"{kind} size {size}: receiver exit {rx.returncode}: {err[-2000:]}\n"
                            f"sender exit {tx.returncode}: {tx.stderr[-2000:]}")
-    r = json.loads(out.strip().splitlines()[-1])
+    r = json.loads(out) if kind == "cpp" else json.loads(out.strip().splitlines()[-1])
     return {"pps": r["pps"], "gbps": r["gbps"], "packets": r["packets"]}
 
 
@@ -56,7 +57,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--netdaq", default=os.path.join(HERE, "..", "build", "tools", "netdaq", "netdaq"))
     ap.add_argument("--sizes", default="64,8192")
-    ap.add_argument("--count", type=int, default=2_000_000)
+    ap.add_argument("--duration", type=float, default=2.0, help="seconds the sender sends per run")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--port", type=int, default=47310)
@@ -68,7 +69,7 @@ def main():
         runs = {"cpp": [], "py": []}
         for r in range(a.repeat):
             for kind in (("cpp", "py") if r % 2 == 0 else ("py", "cpp")):
-                runs[kind].append(run_case(kind, a.netdaq, size, a.count, a.batch, a.port))
+                runs[kind].append(run_case(kind, a.netdaq, size, a.duration, a.batch, a.port))
         cpp = statistics.median(x["pps"] for x in runs["cpp"])
         py = statistics.median(x["pps"] for x in runs["py"])
         ratio = py / cpp if cpp else 0.0

@@ -133,6 +133,10 @@ if [ "$what" != tests ]; then
       || { echo "FAILED: bench $name (exit $?)"; rc=1; }
     tail -40 "$out/logs/$name.log"
   done
+  echo "== bench python_vs_cpp (Python receive loop vs netdaq bench --rx-only, loopback)"
+  PYTHONPATH=$PWD/build-gpu/python timeout 300 python3 bench/python_vs_cpp.py --netdaq build-gpu/tools/netdaq/netdaq \
+    --json "$out/python_vs_cpp.json" > "$out/logs/python_vs_cpp.log" 2>&1 || { echo "FAILED: bench python_vs_cpp"; rc=1; }
+  tail -4 "$out/logs/python_vs_cpp.log"
 fi
 [ $rc = 0 ] && echo "gpu-check: every step passed, no test skipped" || echo "gpu-check: FAILED (see above)"
 exit $rc
