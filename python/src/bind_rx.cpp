@@ -92,6 +92,35 @@ py::array gather(const PyRxBurst& b, std::optional<py::array_t<uint8_t, py::arra
   return (*out)[py::make_tuple(py::slice(0, rows, 1), py::slice(0, out->shape(1), 1))];
 }
 
+// One fixed-size field at `offset` of every packet (segments joined), as an array of `dtype`:
+// e.g. every sequence number of a burst without a Python loop.
+py::array field(const PyRxBurst& b, size_t offset, const py::object& type) {
+  const auto& st = b.state();
+  const py::dtype dtype = py::dtype::from_args(type);
+  const size_t width = dtype.itemsize();
+  py::array out(dtype, std::vector<py::ssize_t>{static_cast<py::ssize_t>(b.size())});
+  auto* o = static_cast<std::byte*>(out.mutable_data());
+  for (size_t i = 0; i < b.size(); ++i) {
+    const Packet& p = st->burst[i];
+    if (p.size() < offset + width)
+      throw py::value_error("field(" + std::to_string(offset) + "): packet " + std::to_string(i) + " has only " +
+                            std::to_string(p.size()) + " bytes, the field needs " + std::to_string(offset + width));
+    size_t at = offset, done = 0;
+    for (unsigned s = 0; s < p.segments() && done < width; ++s) {
+      auto seg = p.segment(s);
+      if (at >= seg.size()) {
+        at -= seg.size();
+        continue;
+      }
+      const size_t n = std::min(width - done, seg.size() - at);
+      std::memcpy(o + i * width + done, seg.data() + at, n);
+      done += n;
+      at = 0;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void bind_rx(py::module_& m) {
@@ -140,6 +169,9 @@ void bind_rx(py::module_& m) {
            "packets differ in size or are not evenly spaced in the pool (then use gather()).")
       .def("gather", &gather, py::arg("out").noconvert() = py::none(),
            "Copies every packet into the rows of one uint8 array (zero-padded) and returns those rows.")
+      .def("field", &field, py::arg("offset"), py::arg("dtype"),
+           "The `dtype` value at byte `offset` of every packet, as one array: field(8, '<u8') is every "
+           "sequence number of the netdaq payload; big-endian fields take '>u4' etc.")
       .def("sizes", [](const PyRxBurst& b) { return column<uint32_t>(b, [](const Packet& p) { return p.size(); }); })
       .def("flows", [](const PyRxBurst& b) { return column<uint32_t>(b, [](const Packet& p) { return p.flow(); }); })
       .def("timestamps",

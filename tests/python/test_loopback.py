@@ -83,6 +83,10 @@ def test_payloads_are_views_of_the_pool_buffers(session):
     assert np.shares_memory(b[0].payload, b[0].payload)
     sizes = b.sizes()
     assert sizes.dtype == np.uint32 and (sizes == SIZE).all() and b.bytes == SIZE * len(b)
+    assert (b.field(0, "<u8") == np.arange(len(b))).all()  # every sequence number at once
+    assert (b.field(0, ">u8") == np.arange(len(b)).astype(">u8").view("<u8")).all()
+    with pytest.raises(ValueError, match=f"has only {SIZE} bytes"):
+        b.field(SIZE - 2, "<u4")
     rows = b.gather()
     assert rows.shape == (len(b), SIZE)
     for i, p in enumerate(b):
