@@ -43,7 +43,7 @@ fi
 # The Python module: built for the machine's python3 (the one with PyTorch and CuPy), with the
 # pybind11 installed beside it.
 if py_inc=$(python3 -c 'import pybind11; print(pybind11.get_include())' 2>/dev/null); then
-  prefix+=(-DPython_EXECUTABLE="$(command -v python3)" -DPYBIND11_INCLUDE_DIR="$py_inc")
+  prefix+=(-DPython_EXECUTABLE="$(python3 -c 'import sys; print(sys.executable)')" -DPYBIND11_INCLUDE_DIR="$py_inc")
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/logs/gpu.txt"
 echo "== configure and build"
