@@ -8,13 +8,21 @@ import pytest
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def require(condition, why):
-    """Skips the test when `condition` is false, saying why; with CI=true it fails instead."""
+REQUIRE_GPU = os.environ.get("NETDAQ_REQUIRE_GPU") == "1"
+
+
+def require(condition, why, strict=CI, rule="CI=true"):
+    """Skips the test when `condition` is false, saying why; when `strict` it fails instead."""
     if condition:
         return
-    if CI:
-        pytest.fail(f"CI=true: this test must run here, but {why}")
+    if strict:
+        pytest.fail(f"{rule}: this test must run here, but {why}")
     pytest.skip(why)
+
+
+def require_gpu(condition, why):
+    """GPU tests skip anywhere (CI has no GPU) but on the GPU machine (NETDAQ_REQUIRE_GPU=1)."""
+    require(condition, why, strict=REQUIRE_GPU, rule="NETDAQ_REQUIRE_GPU=1")
 
 
 def free_udp_port():

@@ -3,32 +3,20 @@ GPU memory, handed to PyTorch and CuPy through DLPack without a copy (same devic
 values equal to the packets sent; a frame's buffer returns to the pipeline only when the last
 tensor of it goes. Skips without a GPU, saying why (NETDAQ_REQUIRE_GPU=1: fails instead)."""
 import gc
-import os
 import time
 
 import numpy as np
 import pytest
 
 import netdaq
-from conftest import free_udp_port, loopback_config
+from conftest import REQUIRE_GPU, free_udp_port, loopback_config, require_gpu
 
 PPF = 64         # packets per frame
 SAMPLES = 1024   # sample bytes per packet
 HEADER = 8       # the sequence number in front of the samples
-REQUIRE_GPU = os.environ.get("NETDAQ_REQUIRE_GPU") == "1"
-
-
-def need(condition, why):
-    if condition:
-        return
-    if REQUIRE_GPU:
-        pytest.fail(f"NETDAQ_REQUIRE_GPU=1: {why}")
-    pytest.skip(why)
-
-
 @pytest.fixture
 def session():
-    need(netdaq.gpu.device_count() > 0, netdaq.gpu.unavailable_reason() or "no GPU")
+    require_gpu(netdaq.gpu.device_count() > 0, netdaq.gpu.unavailable_reason() or "no GPU")
     d = loopback_config(free_udp_port(), batch=64, rx_bufs=8192)  # ring + bursts the GPU holds
     d["memory_regions"][0].update(kind="pinned", gpu=0)
     d["interfaces"][0]["rx"]["reorder"] = [{
