@@ -10,7 +10,7 @@ sequence_corpus: FrameTracker configs and action streams in sequence_fuzz.cpp's 
   counters wrapping, arrival order, an absolute sequence number, an impossible config), and
   the known bug sequence_fuzz.cpp describes.
 peer_file_corpus: rdma peer files (docs/rdma-engine.md): netdaq's own, an FPGA's (no credits), tx
-  only, blank, a few it must reject, and the known bug peer_file_fuzz.cpp describes.
+  only, blank, a few it must reject, among them a float out of range (once a bug, now an Error).
 
     tests/fuzz/make_corpora.py          # (re)write the corpora
     tests/fuzz/make_corpora.py --check  # exit 1 if the committed files differ
@@ -131,8 +131,8 @@ def peer_files():
     yield "stride_below_slot_size", json.dumps(peer("::1", [{"qpn": 1, "ring": dict(ring, stride=1)}])).encode()
     yield "bad_gid", b'{"gid": "10.0.0.1", "tx": []}'
     yield "truncated", (json.dumps(netdaq) + "\n").encode()[:70]
-    # The known bug (peer_file_fuzz.cpp): reproduce it with NETDAQ_FUZZ_KNOWN_BUGS=1.
-    yield "known_bug_float_out_of_range", b'{"gid": "::1", "rx": [{"qpn": 1e300}]}'
+    # Once undefined behaviour (a cast of 1e300 into 32 bits), now an Error (peer_file_fuzz.cpp).
+    yield "float_out_of_range", b'{"gid": "::1", "rx": [{"qpn": 1e300}]}'
 
 
 CORPORA = {"payload_corpus": payloads, "sequence_corpus": sequences, "peer_file_corpus": peer_files}

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -27,20 +28,36 @@ json queue_json(const QueueParams& q) {
   return j;
 }
 
+// Field `key` of object j: a JSON integer in 0..T's maximum (the format's numbers are
+// integers). A fraction, exponent, negative number, string or bool is refused: converting one
+// would be undefined (1e300 into 32 bits) or silently wrong (true as 1).
+template <class T>
+T integer(const json& j, const char* key, std::optional<T> fallback = std::nullopt) {
+  if (!j.contains(key)) {
+    if (fallback) return *fallback;
+    throw std::out_of_range(std::string("'") + key + "' is missing");
+  }
+  const json& v = j.at(key);
+  if (!v.is_number_unsigned() || v.get<uint64_t>() > std::numeric_limits<T>::max())
+    throw std::out_of_range(std::string("'") + key + "' = " + v.dump() + " is not an integer 0.." +
+                            std::to_string(std::numeric_limits<T>::max()));
+  return static_cast<T>(v.get<uint64_t>());
+}
+
 QueueParams queue_of(const json& j) {
   QueueParams q;
-  q.qpn = j.at("qpn").get<uint32_t>();
-  q.psn = j.value("psn", 0u);
+  q.qpn = integer<uint32_t>(j, "qpn");
+  q.psn = integer<uint32_t>(j, "psn", 0u);
   if (q.qpn == 0 || q.qpn > 0xffffff) throw std::out_of_range("qpn " + std::to_string(q.qpn) + " is not 1..16777215");
   if (q.psn > 0xffffff) throw std::out_of_range("psn " + std::to_string(q.psn) + " is not 0..16777215");
   if (j.contains("ring")) {
     const json& r = j.at("ring");
     RingOffer o;
-    o.addr = r.at("addr").get<uint64_t>();
-    o.rkey = r.at("rkey").get<uint32_t>();
-    o.slots = r.at("slots").get<uint32_t>();
-    o.stride = r.at("stride").get<uint32_t>();
-    o.slot_size = r.at("slot_size").get<uint32_t>();
+    o.addr = integer<uint64_t>(r, "addr");
+    o.rkey = integer<uint32_t>(r, "rkey");
+    o.slots = integer<uint32_t>(r, "slots");
+    o.stride = integer<uint32_t>(r, "stride");
+    o.slot_size = integer<uint32_t>(r, "slot_size");
     if (o.slots == 0 || o.slot_size == 0 || o.stride < o.slot_size)
       throw std::out_of_range("ring needs slots > 0 and stride >= slot_size > 0");
     q.ring = o;
@@ -48,8 +65,8 @@ QueueParams queue_of(const json& j) {
   }
   if (j.contains("credit")) {
     CreditOffer c;
-    c.addr = j.at("credit").at("addr").get<uint64_t>();
-    c.rkey = j.at("credit").at("rkey").get<uint32_t>();
+    c.addr = integer<uint64_t>(j.at("credit"), "addr");
+    c.rkey = integer<uint32_t>(j.at("credit"), "rkey");
     q.credit = c;
   }
   return q;
