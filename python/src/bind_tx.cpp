@@ -32,7 +32,9 @@ class PyTxBurst {
     if (i >= b.size()) throw py::index_error("packet " + std::to_string(i) + " of a TX burst of " + std::to_string(b.size()));
     py::buffer_info info = data.request();
     if (!is_contiguous(info)) throw py::value_error("set(): the data must be C-contiguous");
-    copy_into(b[i], i, static_cast<const std::byte*>(info.ptr), static_cast<size_t>(info.size * info.itemsize));
+    const auto len = static_cast<size_t>(info.size * info.itemsize);
+    check_fits(b[i], i, len);
+    copy_into(b[i], static_cast<const std::byte*>(info.ptr), len);
   }
 
   // Row r of a 2-D C-contiguous array into packet r (sizes[r] bytes of it when given).
@@ -45,10 +47,13 @@ class PyTxBurst {
     const size_t row_bytes = info.shape[1] * info.itemsize;
     if (sizes && sizes->size() < n) throw py::value_error("fill(): fewer sizes than rows");
     for (size_t i = 0; i < n; ++i) {
-      size_t len = sizes ? (*sizes)[i] : row_bytes;
+      const size_t len = sizes ? (*sizes)[i] : row_bytes;
       if (len > row_bytes) throw py::value_error("fill(): sizes[" + std::to_string(i) + "] is larger than a row");
-      copy_into(b[i], i, static_cast<const std::byte*>(info.ptr) + i * row_bytes, len);
+      check_fits(b[i], i, len);
     }
+    py::gil_scoped_release nogil;  // `info` keeps the array's buffer; the copies may be megabytes
+    for (size_t i = 0; i < n; ++i)
+      copy_into(b[i], static_cast<const std::byte*>(info.ptr) + i * row_bytes, sizes ? (*sizes)[i] : row_bytes);
     return n;
   }
 
@@ -71,12 +76,13 @@ class PyTxBurst {
     }
     return true;
   }
-  static void copy_into(Packet& p, size_t i, const std::byte* src, size_t len) {
-    auto buf = p.buffer();
-    if (len > buf.size())
+  static void check_fits(Packet& p, size_t i, size_t len) {
+    if (len > p.buffer().size())
       throw py::value_error("packet " + std::to_string(i) + ": " + std::to_string(len) +
-                            " bytes do not fit its buffer of " + std::to_string(buf.size()));
-    std::memcpy(buf.data(), src, len);
+                            " bytes do not fit its buffer of " + std::to_string(p.buffer().size()));
+  }
+  static void copy_into(Packet& p, const std::byte* src, size_t len) noexcept {
+    std::memcpy(p.buffer().data(), src, len);
     p.set_size(static_cast<uint32_t>(len));
   }
 
