@@ -104,6 +104,16 @@ lab_cleanup() {
   exit $rc
 }
 
+# in_ns NS CMD...: CMD in network namespace NS through nsenter. `ip netns exec` and `ip -n`
+# also remount /sys in a mount namespace of their own, which fails where / is not a mount
+# point (a chroot such as fresh-root-check.sh's: "mount --make-rslave /" failed). A background
+# job whose pid matters calls nsenter itself (it execs CMD, so $! is CMD's pid).
+in_ns() {
+  local ns=$1
+  shift
+  nsenter --net=/run/netns/"$ns" -- "$@"
+}
+
 # lab_up: the veth pair between the two namespaces, addressed, up; sets mac_a (the sender's
 # destination MAC)
 lab_up() {
@@ -113,23 +123,23 @@ lab_up() {
   local side ns_var veth_var ip_var
   for side in a b; do
     ns_var=ns_$side veth_var=veth_$side ip_var=ip_$side
-    ip -n "${!ns_var}" addr add "${!ip_var}/24" dev "${!veth_var}"
+    in_ns "${!ns_var}" ip addr add "${!ip_var}/24" dev "${!veth_var}"
     # No IPv6: no router solicitations or MLD reports from the kernels (testpmd and the PMD
     # count every frame on the queue, netdaq only its flow).
-    ip netns exec "${!ns_var}" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-    ip -n "${!ns_var}" link set lo up
-    ip -n "${!ns_var}" link set "${!veth_var}" up
+    in_ns "${!ns_var}" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+    in_ns "${!ns_var}" ip link set lo up
+    in_ns "${!ns_var}" ip link set "${!veth_var}" up
   done
-  mac_a=$(ip -n "$ns_a" -o link show dev "$veth_a" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+  mac_a=$(in_ns "$ns_a" ip -o link show dev "$veth_a" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
 }
 
-xdp_attached() { ip -n "$ns_a" -o link show dev "$veth_a" | grep -q "prog/xdp\| xdp"; }
+xdp_attached() { in_ns "$ns_a" ip -o link show dev "$veth_a" | grep -q "prog/xdp\| xdp"; }
 # xdp_check LABEL NAME: a receiver must detach its XDP program at exit (the next one could not
 # attach, and the veth would stay in XDP mode): else the round fails and the program goes
 xdp_check() {
   xdp_attached || return 0
   round_failed "$2" "$1 left an XDP program attached (removed now)"
-  ip -n "$ns_a" link set dev "$veth_a" xdp off 2>/dev/null || true
+  in_ns "$ns_a" ip link set dev "$veth_a" xdp off 2>/dev/null || true
   ! xdp_attached || die "$1 $2 left an XDP program attached that cannot be removed"
 }
 
@@ -137,10 +147,10 @@ xdp_check() {
 # with "both" also the sender's and `ip -s -s link` of each (afxdp_vs_pmd.sh shows them all)
 veth_stats() {
   if [ "${2:-}" = both ]; then
-    { ip netns exec "$ns_a" ethtool -S "$veth_a"; ip -n "$ns_a" -s -s link show dev "$veth_a";
-      ip netns exec "$ns_b" ethtool -S "$veth_b"; ip -n "$ns_b" -s -s link show dev "$veth_b"; } >"$1" 2>&1 || true
+    { in_ns "$ns_a" ethtool -S "$veth_a"; in_ns "$ns_a" ip -s -s link show dev "$veth_a";
+      in_ns "$ns_b" ethtool -S "$veth_b"; in_ns "$ns_b" ip -s -s link show dev "$veth_b"; } >"$1" 2>&1 || true
   else
-    ip netns exec "$ns_a" ethtool -S "$veth_a" >"$1" 2>&1 || true
+    in_ns "$ns_a" ethtool -S "$veth_a" >"$1" 2>&1 || true
   fi
 }
 
@@ -208,7 +218,7 @@ netdaq_sender() {
     echo "log: {level: warn}"; } >"$out.yaml"
   # B's kernel must know A's MAC without ARP: a DPDK receiver owning veth_a answers none (and
   # the af_packet sender's link changes flush B's neighbours, permanent ones too)
-  ip -n "$ns_b" neigh replace "$ip_a" lladdr "$mac_a" dev "$veth_b" nud permanent
+  in_ns "$ns_b" ip neigh replace "$ip_a" lladdr "$mac_a" dev "$veth_b" nud permanent
   date +%s.%N >"$out.start"
   ip netns exec "$ns_b" timeout -s INT -k 5 "$bound" "$netdaq" run "$out.yaml" -q -n $((verify_pps * duration)) \
     -d $((duration + 10)) --json "$out.json" >"$out" 2>&1 || round_failed "$name" "sender (netdaq run, socket) exited with $?: $(one_line "$out")"

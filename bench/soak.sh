@@ -139,13 +139,13 @@ phase() {
   config rx "$rate" >"$tmp/$name.yaml"
   if [ "$engine" = afxdp ]; then
     config tx "$rate" >"$tmp/$name.tx.yaml"
-    ip -n "$ns_b" neigh replace "$ip_a" lladdr "$mac_a" dev "$veth_b" nud permanent
-    ip netns exec "$ns_a" "$netdaq" run "$tmp/$name.yaml" -q -d "$((secs + 4))" --json "$tmp/$name.json" \
+    in_ns "$ns_b" ip neigh replace "$ip_a" lladdr "$mac_a" dev "$veth_b" nud permanent
+    nsenter --net=/run/netns/"$ns_a" -- "$netdaq" run "$tmp/$name.yaml" -q -d "$((secs + 4))" --json "$tmp/$name.json" \
       --stats "$tmp/$name.stats" >"$tmp/$name.out" 2>&1 &
     rx_pid=$!
     track "$rx_pid"
     sleep 2  # the XDP program and sockets are up
-    ip netns exec "$ns_b" "$netdaq" run "$tmp/$name.tx.yaml" -q -d "$secs" --json "$tmp/$name.tx.json" \
+    nsenter --net=/run/netns/"$ns_b" -- "$netdaq" run "$tmp/$name.tx.yaml" -q -d "$secs" --json "$tmp/$name.tx.json" \
       >"$tmp/$name.tx.out" 2>&1 &
     tx_pid=$!
     track "$tx_pid"

@@ -657,7 +657,9 @@ TEST_P(FaultKill, NextStartWorksAndNothingIsLeftBehind) {
                                             << tail(victim.output());
         ASSERT_TRUE(rig->holds_resources(victim_pid)) << "kill " << k;
         victim.signal(SIGINT);
-        delay = std::chrono::duration_cast<Clock::duration>(stop_window * u);
+        // u^3: skewed toward the Ctrl-C, since a shutdown can take far less than the window's
+        // 20 ms floor (afxdp's: a few ms); with u alone every kill could come after the exit.
+        delay = std::chrono::duration_cast<Clock::duration>(stop_window * (u * u * u));
         std::this_thread::sleep_for(delay);
         victim.signal(SIGKILL);
         was_ready = true;

@@ -21,8 +21,10 @@ SIZE = 800
 COUNT = 4000
 
 
-def ip(*args):
-    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+def ip(*args, ns=None):
+    """`ip` (in namespace ns through nsenter: `ip -n` remounts /sys, which a chroot refuses)."""
+    enter = ["nsenter", f"--net=/run/netns/{ns}", "--"] if ns else []
+    subprocess.run([*enter, "ip", *args], check=True, capture_output=True, text=True)
 
 
 @contextlib.contextmanager
@@ -52,9 +54,9 @@ def lab():
         ip("netns", "add", b)
         ip("link", "add", f"vp{pid}a", "netns", a, "type", "veth", "peer", "name", f"vp{pid}b", "netns", b)
         for ns, side, host in ((a, "a", 1), (b, "b", 2)):
-            ip("-n", ns, "link", "set", "lo", "up")
-            ip("-n", ns, "addr", "add", f"10.198.{net}.{host}/24", "dev", f"vp{pid}{side}")
-            ip("-n", ns, "link", "set", f"vp{pid}{side}", "up")
+            ip("link", "set", "lo", "up", ns=ns)
+            ip("addr", "add", f"10.198.{net}.{host}/24", "dev", f"vp{pid}{side}", ns=ns)
+            ip("link", "set", f"vp{pid}{side}", "up", ns=ns)
         yield {"a": a, "b": b, "veth_b": f"vp{pid}b", "ip_b": f"10.198.{net}.2"}
     finally:
         for ns in (a, b):
