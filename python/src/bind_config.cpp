@@ -28,12 +28,24 @@ void enum_property(py::class_<ReorderConfig>& c, const char* key, E ReorderConfi
       [key, member, last](ReorderConfig& r, const std::string& v) { r.*member = parse_enum(key, v, last); });
 }
 
-const InterfaceConfig& interface_of(const Config& c, const std::string& name) {
-  if (const InterfaceConfig* i = c.find_interface(name)) return *i;
-  throw Error(Errc::not_found, "no interface '" + name + "' in " + c.source);
+// The `name` of every entry of a config list (interfaces, memory_regions).
+template <class T>
+std::vector<std::string> names_of(const std::vector<T>& list) {
+  std::vector<std::string> names;
+  for (const auto& e : list) names.push_back(e.name);
+  return names;
 }
 
 }  // namespace
+
+const ReorderConfig& reorder_entry(const Config& c, const std::string& iface, size_t index) {
+  const InterfaceConfig* i = c.find_interface(iface);
+  if (!i) throw Error(Errc::not_found, "no interface '" + iface + "' in " + c.source);
+  if (index >= i->rx.reorder.size())
+    throw Error(Errc::not_found, "interface '" + iface + "' has " + std::to_string(i->rx.reorder.size()) +
+                                     " rx.reorder entries; asked for index " + std::to_string(index));
+  return i->rx.reorder[index];
+}
 
 void bind_config(py::module_& m) {
   py::class_<Config>(m, "Config", "A validated netdaq configuration (docs/config.md).")
@@ -43,28 +55,10 @@ void bind_config(py::module_& m) {
                   "Parses and validates YAML text; `source` names it in messages.")
       .def("validate", &Config::validate, "Every issue (empty when valid); does not touch the system.")
       .def_readonly("source", &Config::source)
-      .def_property_readonly("interfaces",
-                             [](const Config& c) {
-                               std::vector<std::string> names;
-                               for (const auto& i : c.interfaces) names.push_back(i.name);
-                               return names;
-                             })
-      .def_property_readonly("memory_regions",
-                             [](const Config& c) {
-                               std::vector<std::string> names;
-                               for (const auto& r : c.memory_regions) names.push_back(r.name);
-                               return names;
-                             })
-      .def(
-          "reorder",
-          [](const Config& c, const std::string& iface, size_t index) {
-            const auto& list = interface_of(c, iface).rx.reorder;
-            if (index >= list.size())
-              throw Error(Errc::not_found, "interface '" + iface + "' has " + std::to_string(list.size()) +
-                                               " rx.reorder entries; asked for index " + std::to_string(index));
-            return list[index];
-          },
-          py::arg("interface"), py::arg("index") = 0, "A copy of an interface's rx.reorder entry.")
+      .def_property_readonly("interfaces", [](const Config& c) { return names_of(c.interfaces); })
+      .def_property_readonly("memory_regions", [](const Config& c) { return names_of(c.memory_regions); })
+      .def("reorder", &reorder_entry, py::arg("interface"), py::arg("index") = 0,
+           "A copy of an interface's rx.reorder entry.")
       .def("__repr__", [](const Config& c) {
         return "<netdaq.Config from " + c.source + ": " + std::to_string(c.interfaces.size()) + " interfaces>";
       });

@@ -173,15 +173,8 @@ class PyFramePipeline {
  private:
   // None: the interface's first rx.reorder entry; an int: that entry; a ReorderConfig or a dict.
   static ReorderConfig reorder_of(const Session& s, const std::string& iface, const py::object& r) {
-    if (r.is_none() || py::isinstance<py::int_>(r)) {
-      const size_t index = r.is_none() ? 0 : r.cast<size_t>();
-      const InterfaceConfig* i = s.config().find_interface(iface);
-      if (!i) throw Error(Errc::not_found, "no interface '" + iface + "' in the session's config");
-      if (index >= i->rx.reorder.size())
-        throw Error(Errc::not_found, "interface '" + iface + "' has " + std::to_string(i->rx.reorder.size()) +
-                                         " rx.reorder entries; pass a ReorderConfig or a dict instead");
-      return i->rx.reorder[index];
-    }
+    if (r.is_none() || py::isinstance<py::int_>(r))
+      return reorder_entry(s.config(), iface, r.is_none() ? 0 : r.cast<size_t>());
     if (py::isinstance<py::dict>(r))
       return py::module_::import("netdaq").attr("ReorderConfig")(**r.cast<py::dict>()).cast<ReorderConfig>();
     return r.cast<ReorderConfig>();

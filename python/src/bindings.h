@@ -25,6 +25,10 @@ struct Released : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The interface's rx.reorder entry `index` (Error not_found naming what exists otherwise):
+// Config.reorder() and gpu.FramePipeline's default both read it.
+const ReorderConfig& reorder_entry(const Config& c, const std::string& iface, size_t index);
+
 // A Python TxQueue of a session's queue (its class is private to bind_tx.cpp).
 py::object make_tx_queue(SessionPtr s, TxQueue& q);
 
