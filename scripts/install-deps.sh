@@ -24,6 +24,9 @@ packages=(
   # what `pip install .` needs offline (setuptools, wheel, venv)
   python3-dev pybind11-dev libdlpack-dev python3-numpy python3-pytest python3-setuptools python3-wheel
   python3-venv python3-pip
+  # Packaging (tests/install): CPack's DEB generator needs dpkg-shlibdeps (dpkg-dev) and file;
+  # the packages are installed into a fresh Debian 12 root made with debootstrap
+  dpkg-dev file debootstrap
 )
 
 missing=()

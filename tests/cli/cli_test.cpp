@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../require_env.h"
+#include "test_paths.h"
 
 namespace fs = std::filesystem;
 

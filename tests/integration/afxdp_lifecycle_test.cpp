@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "afxdp_util.h"
+#include "test_paths.h"
 
 using namespace netdaq;
 using namespace ndqtest;

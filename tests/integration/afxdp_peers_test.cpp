@@ -18,6 +18,7 @@
 
 #include "afxdp_util.h"
 #include "peers.h"
+#include "test_paths.h"
 
 using namespace netdaq;
 using namespace ndqtest;

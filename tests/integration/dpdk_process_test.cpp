@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dpdk_util.h"
+#include "test_paths.h"
 
 using namespace ndqtest;
 using namespace std::chrono_literals;

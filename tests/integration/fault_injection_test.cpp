@@ -49,6 +49,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dpdk_util.h"
+#include "test_paths.h"
 
 using namespace netdaq;
 using namespace ndqtest;

@@ -10,6 +10,7 @@
 
 #include "netns_lab.h"
 #include "test_util.h"
+#include "test_paths.h"
 
 using namespace netdaq;
 using namespace ndqtest;

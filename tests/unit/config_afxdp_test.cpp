@@ -12,6 +12,7 @@
 #include "engines/afxdp/limits.h"
 #include "core/pool_budget.h"
 #include "netdaq/config.h"
+#include "test_paths.h"
 
 namespace netdaq {
 namespace {

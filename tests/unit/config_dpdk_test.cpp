@@ -14,6 +14,7 @@
 #include "engines/dpdk/limits.h"
 #include "core/pool_budget.h"
 #include "netdaq/config.h"
+#include "test_paths.h"
 
 namespace netdaq {
 namespace {

@@ -5,6 +5,7 @@
 
 #include "config_test_util.h"
 #include "netdaq/config.h"
+#include "test_paths.h"
 
 namespace netdaq {
 namespace {

@@ -13,6 +13,7 @@
 #include "netdaq/engines/dpdk.h"
 #include "netdaq/engines/socket.h"
 #include "netdaq/status.h"
+#include "test_paths.h"
 
 namespace netdaq::test {
 

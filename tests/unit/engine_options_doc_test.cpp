@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/engine_descriptor.h"
+#include "test_paths.h"
 
 using namespace netdaq::detail;
 

@@ -14,6 +14,7 @@
 #include "netdaq/session.h"
 #include "rdma_lab.h"
 #include "test_util.h"
+#include "test_paths.h"
 
 using namespace netdaq;
 using namespace ndqtest;
