@@ -49,6 +49,10 @@ install(TARGETS netdaq_static EXPORT netdaq-static-targets ARCHIVE DESTINATION $
 install(EXPORT netdaq-static-targets NAMESPACE netdaq:: DESTINATION ${NETDAQ_CMAKE_DIR} ${NETDAQ_STATIC_INSTALL})
 
 # The CMake package: find_package(netdaq CONFIG REQUIRED [COMPONENTS gpu static <engine>...]).
+set(NETDAQ_CUDA_ROOT "")
+if(NETDAQ_HAVE_CUDA)
+  get_filename_component(NETDAQ_CUDA_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+endif()
 string(REPLACE ";" " " NETDAQ_ENGINE_LIST "${NETDAQ_ENGINES}")
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/package/netdaq-config.cmake.in
                               ${CMAKE_CURRENT_BINARY_DIR}/netdaq-config.cmake

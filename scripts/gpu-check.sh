@@ -50,7 +50,7 @@ echo "== configure and build"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETDAQ_BUILD_BENCH=ON "${prefix[@]}" \
   > "$out/logs/configure.log" 2>&1 || { tail -30 "$out/logs/configure.log"; exit 1; }
 grep "netdaq:" "$out/logs/configure.log"
-targets=(netdaq_gpu_tests netdaq_unit_tests netdaq_cli netdaq_cli_tests netdaq_python)
+targets=(netdaq netdaq_gpu_tests netdaq_unit_tests netdaq_cli netdaq_cli_tests netdaq_python)
 for b in bench/gpu/*.cu; do targets+=("netdaq_$(basename "$b" .cu)"); done
 cmake --build build-gpu -j"$(nproc)" --target "${targets[@]}" > "$out/logs/build.log" 2>&1 \
   || { grep -E "error|Error" -A3 "$out/logs/build.log" | head -60; exit 1; }
@@ -114,6 +114,24 @@ if [ "$what" != bench ]; then
   build-gpu/tools/netdaq/netdaq run examples/gpu-frames.yaml -q --expect-no-loss --json "$out/run_gpu_frames.json" \
     > "$out/logs/run_gpu_frames.log" 2>&1 || { echo "FAILED: netdaq run examples/gpu-frames.yaml"; rc=1; }
   tail -12 "$out/logs/run_gpu_frames.log"
+  echo "== the installed library: examples/cpp/gpu_frames and send built against it (find_package), on loopback"
+  inst=$PWD/build-gpu/install-check
+  rm -rf "$inst"
+  { cmake --install build-gpu --prefix "$inst/prefix" &&
+    for ex in gpu_frames send; do
+      cmake -S "examples/cpp/$ex" -B "$inst/$ex" -G Ninja -DCMAKE_PREFIX_PATH="$inst/prefix" && cmake --build "$inst/$ex" || exit 1
+    done; } > "$out/logs/install_examples.log" 2>&1 || { tail -20 "$out/logs/install_examples.log"; echo "FAILED: examples/cpp against the install"; rc=1; }
+  if [ -x "$inst/gpu_frames/gpu_frames" ] && [ -x "$inst/send/send" ]; then
+    "$inst/gpu_frames/gpu_frames" examples/cpp/gpu_frames/gpu_frames.yaml --seconds 8 > "$out/logs/gpu_frames_example.log" 2>&1 &
+    gf=$!
+    for _ in $(seq 100); do grep -q 'frames of' "$out/logs/gpu_frames_example.log" && break; sleep 0.1; done
+    "$inst/send/send" examples/cpp/send/send.yaml --packets 6400 --size 1024 --pps 50000 | tail -1
+    gf_rc=0; wait $gf || gf_rc=$?
+    head -2 "$out/logs/gpu_frames_example.log"; tail -2 "$out/logs/gpu_frames_example.log"
+    ldd "$inst/gpu_frames/gpu_frames" | grep libnetdaq
+    { [ $gf_rc = 0 ] && grep -qE '^summary: frames=[0-9]+ complete=([1-9][0-9]*) ' "$out/logs/gpu_frames_example.log"; } \
+      || { echo "FAILED: examples/cpp/gpu_frames (exit $gf_rc) made no complete frame"; rc=1; }
+  fi
   echo "== Python: frames into PyTorch and CuPy through DLPack, loopback and config suites"
   # NETDAQ_REQUIRE_GPU=1: a missing GPU, torch or cupy fails; any skip fails the check.
   PYTHONPATH=$PWD/build-gpu/python NETDAQ_SOURCE_DIR=$PWD NETDAQ_CLI=$PWD/build-gpu/tools/netdaq/netdaq \

@@ -84,6 +84,39 @@ rc=0; "$work/cmake/gpu_frames/gpu_frames" "$src/examples/cpp/gpu_frames/gpu_fram
 tail -1 "$work/gpu.out"
 [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || fail "gpu_frames exited $rc"
 
+echo "== component gpu: netdaq::gpu (netdaq + the CUDA runtime) where netdaq has CUDA, else a clear refusal"
+mkdir -p "$work/gpu-src"
+cat > "$work/gpu-src/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.22)
+project(gpu_component LANGUAGES CXX)
+set(CMAKE_CXX_STANDARD 20)
+find_package(netdaq CONFIG REQUIRED COMPONENTS gpu)
+add_executable(gpu_component main.cpp)
+target_link_libraries(gpu_component PRIVATE netdaq::gpu)
+CMAKE
+cat > "$work/gpu-src/main.cpp" <<'CPP'
+#include <cuda_runtime.h>
+#include <netdaq/netdaq.h>
+#include <cstdio>
+int main() {
+  int n = -1;
+  const cudaError_t err = cudaGetDeviceCount(&n);  // the application's own CUDA runtime
+  std::printf("netdaq gpu built in: %d; cudaGetDeviceCount: %s, %d\n", netdaq::gpu::built_in(), cudaGetErrorName(err), n);
+  return netdaq::gpu::built_in() ? 0 : 1;
+}
+CPP
+if grep -q 'set(netdaq_HAVE_CUDA ON)' "$prefix/lib/cmake/netdaq/netdaq-config.cmake"; then
+  cmake -S "$work/gpu-src" -B "$work/gpu" "${gen[@]}" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null || fail "find_package(netdaq COMPONENTS gpu)"
+  cmake --build "$work/gpu" >/dev/null || fail "building against netdaq::gpu"
+  "$work/gpu/gpu_component" || fail "the netdaq::gpu program"
+else
+  if cmake -S "$work/gpu-src" -B "$work/gpu" "${gen[@]}" -DCMAKE_PREFIX_PATH="$prefix" >"$work/gpu.log" 2>&1; then
+    fail "COMPONENTS gpu was found in a netdaq built without CUDA"
+  fi
+  grep -q "built without CUDA" "$work/gpu.log" || { cat "$work/gpu.log"; fail "no reason given for the missing gpu component"; }
+  echo "no CUDA in this netdaq: COMPONENTS gpu refused, saying why"
+fi
+
 echo "== the static library (component static), find_package(netdaq COMPONENTS static)"
 cmake --install "$build" --prefix "$prefix" --component static >/dev/null
 [ -f "$prefix/lib/libnetdaq.a" ] || fail "component static installed no libnetdaq.a"
