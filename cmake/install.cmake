@@ -2,7 +2,7 @@
 # three Debian packages cmake/package.cmake makes:
 #   runtime  libnetdaq.so.<version> and its SONAME link           -> libnetdaq0
 #   dev      headers, libnetdaq.so, the CMake package, netdaq.pc   -> libnetdaq-dev
-#   cli      the netdaq command, docs and examples                 -> netdaq
+#   cli      the netdaq command (static libnetdaq), docs, examples  -> netdaq
 #   static   libnetdaq.a, netdaq-static.pc (see NETDAQ_INSTALL_STATIC)
 # Included by the top-level CMakeLists.txt after the library and the CLI are defined.
 include(CMakePackageConfigHelpers)

@@ -1,7 +1,7 @@
 # Debian packages from the tree (CPack DEB): `cmake --build build --target package` or
 # `cd build && cpack -G DEB` writes libnetdaq0, libnetdaq-dev and netdaq .debs into the build
 # directory, one per component of cmake/install.cmake. Depends: come from dpkg-shlibdeps on the
-# linked libraries, plus each package's own siblings at the same version.
+# linked libraries; libnetdaq-dev also depends on libnetdaq0 of the same version.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME netdaq)
 set(CPACK_PACKAGE_VENDOR netdaq)
@@ -16,10 +16,6 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)   # <package>_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_STRIP_FILES ON)                  # RelWithDebInfo builds carry ~60 MB of debug info
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# dpkg-shlibdeps finds libnetdaq.so.0 here while packaging the command; the Depends on it is
-# the component dependency below, so its missing shlibs info is ignored (CPack passes
-# --ignore-missing-info).
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR}/src)
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libnetdaq${PROJECT_VERSION_MAJOR})
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
@@ -34,6 +30,5 @@ set(CPACK_COMPONENT_DEV_DESCRIPTION "netdaq's headers, CMake package (find_packa
 
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME netdaq)
 set(CPACK_DEBIAN_CLI_PACKAGE_SECTION net)
-set(CPACK_COMPONENT_CLI_DEPENDS runtime)
-set(CPACK_COMPONENT_CLI_DESCRIPTION "the netdaq command (run, bench, validate, capture), docs and examples")
+set(CPACK_COMPONENT_CLI_DESCRIPTION "the netdaq command (run, bench, validate, capture; libnetdaq linked in), docs and examples")
 include(CPack)

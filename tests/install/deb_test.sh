@@ -34,16 +34,16 @@ for p in libnetdaq0 libnetdaq-dev netdaq; do
 done
 debs=("$work"/debs/*.deb)
 lib_deb=$work/debs/libnetdaq0_${version}-1_amd64.deb
-dpkg-deb -f "$lib_deb" Depends | grep -q 'libyaml-cpp' || fail "libnetdaq0 does not depend on libyaml-cpp (dpkg-shlibdeps?)"
-dpkg-deb -f "$work/debs/netdaq_${version}-1_amd64.deb" Depends | grep -q "libnetdaq0 (= ${version}-1)" \
-  || fail "netdaq does not depend on libnetdaq0 (= ${version}-1)"
-dpkg-deb -f "$work/debs/libnetdaq-dev_${version}-1_amd64.deb" Depends | grep -q "libnetdaq0 (= ${version}-1)" \
+depends() { dpkg-deb -f "$work/debs/${1}_${version}-1_amd64.deb" Depends; }
+grep -q 'libyaml-cpp' <<<"$(depends libnetdaq0)" || fail "libnetdaq0 does not depend on libyaml-cpp (dpkg-shlibdeps?)"
+grep -q 'libpcap' <<<"$(depends netdaq)" || fail "netdaq does not depend on libpcap (dpkg-shlibdeps?)"
+grep -q "libnetdaq0 (= ${version}-1)" <<<"$(depends libnetdaq-dev)" \
   || fail "libnetdaq-dev does not depend on libnetdaq0 (= ${version}-1)"
 mkdir "$work/ctrl" && dpkg-deb -e "$lib_deb" "$work/ctrl"
 grep -q '^libnetdaq 0 libnetdaq0' "$work/ctrl/shlibs" || fail "libnetdaq0 has no shlibs entry for libnetdaq.so.0"
 grep -qs 'ldconfig' "$work/ctrl/triggers" "$work/ctrl/postinst" \
   || fail "libnetdaq0 runs no ldconfig (trigger or postinst)"
-dpkg-deb -c "$lib_deb" | grep -q 'libnetdaq.so.0 -> ' || fail "libnetdaq0 lacks the SONAME link"
+grep -q 'libnetdaq.so.0 -> ' <<<"$(dpkg-deb -c "$lib_deb")" || fail "libnetdaq0 lacks the SONAME link"
 
 echo "== a fresh Debian 12 root ($base)"
 exec 9>"$base.lock"

@@ -24,7 +24,7 @@ for f in include/netdaq/netdaq.h bin/netdaq lib/cmake/netdaq/netdaq-config.cmake
 done
 soname=$(objdump -p "$prefix"/lib/libnetdaq.so.*.*.* | awk '/SONAME/ {print $2}')
 [ "$soname" = libnetdaq.so.0 ] || fail "SONAME is '$soname', not libnetdaq.so.0"
-echo "SONAME $soname; $("$prefix/bin/netdaq" --version | head -1) (through its RUNPATH)"
+echo "SONAME $soname; installed $("$prefix/bin/netdaq" --version | sed -n 1p)"
 # The public headers name no dependency's header (a user needs no DPDK, libxdp or CUDA headers).
 if grep -rhoE '#include <(rte_|xdp/|bpf/|infiniband/|rdma/|cuda|yaml-cpp|spdlog|fmt)[^>]*>' "$prefix/include"; then
   fail "an installed header includes a dependency's header"
@@ -43,7 +43,8 @@ for ex in "${examples[@]}"; do
       $(pkg-config --cflags --libs netdaq) -Wl,-rpath,"$prefix/lib" || fail "building examples/cpp/$ex with pkg-config"
   echo "built $ex (cmake, pkg-config)"
 done
-ldd "$work/cmake/receive_rates/receive_rates" | grep -q "$prefix/lib/libnetdaq.so.0" \
+loads() { local libs; libs=$(ldd "$1") && grep -q -- "$2" <<<"$libs"; }   # (no SIGPIPE under pipefail)
+loads "$work/cmake/receive_rates/receive_rates" "$prefix/lib/libnetdaq.so.0" \
   || fail "receive_rates does not load the installed libnetdaq.so.0"
 
 echo "== quickstart (the README's snippet), cmake build"
@@ -131,13 +132,13 @@ target_link_libraries(receive_rates PRIVATE netdaq::netdaq_static)
 CMAKE
 cmake -S "$work/static-src" -B "$work/static" "${gen[@]}" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null || fail "configuring against netdaq::netdaq_static"
 cmake --build "$work/static" >/dev/null || fail "linking against netdaq::netdaq_static"
-if ldd "$work/static/receive_rates" | grep -q libnetdaq; then fail "the static build loads libnetdaq.so"; fi
+if loads "$work/static/receive_rates" libnetdaq; then fail "the static build loads libnetdaq.so"; fi
 run_pair "$work/static/receive_rates" "$work/cmake/send/send" 5000 pair3
 echo "== the static library with pkg-config (netdaq-static.pc)"
 mkdir -p "$work/static-pc"
 # shellcheck disable=SC2046
 g++ -std=c++20 -O2 -o "$work/static-pc/send" "$src/examples/cpp/send/main.cpp" $(pkg-config --cflags --libs netdaq-static) \
   || fail "linking send with pkg-config netdaq-static"
-if ldd "$work/static-pc/send" | grep -q libnetdaq; then fail "the netdaq-static.pc build loads libnetdaq.so"; fi
+if loads "$work/static-pc/send" libnetdaq; then fail "the netdaq-static.pc build loads libnetdaq.so"; fi
 run_pair "$work/static/receive_rates" "$work/static-pc/send" 5000 pair4
 echo "install_test: every check passed"

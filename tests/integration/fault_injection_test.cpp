@@ -24,6 +24,7 @@
 // mode loses to the kernel (small socket buffer), worker mode to ring_full; reception
 // recovers; sent == received + drops exactly.
 #include <dirent.h>
+#include <fcntl.h>
 #include <linux/bpf.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -121,12 +122,26 @@ pid_t pid_in(const std::string& name) {
 }
 bool alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
 
+// A process's command line, "" once it is gone: a process that exits between the open and
+// the read makes read() fail with ESRCH (which std::ifstream turns into an exception).
+std::string cmdline_of(const std::string& pid) {
+  std::string cmd;
+  const int fd = ::open(("/proc/" + pid + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return cmd;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) cmd.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  for (auto& c : cmd) c = c == '\0' ? ' ' : c;
+  return n < 0 ? std::string{} : cmd;
+}
+
 // Processes whose command line mentions `needle` (a config path of this test).
 std::vector<pid_t> processes_mentioning(const std::string& needle) {
   std::vector<pid_t> found;
   for (const auto& name : dir_entries("/proc")) {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string cmd = to_text(read_file("/proc/" + name + "/cmdline"));
+    const std::string cmd = cmdline_of(name);
     if (cmd.find(needle) != std::string::npos) found.push_back(static_cast<pid_t>(std::atoi(name.c_str())));
   }
   return found;
