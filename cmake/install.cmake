@@ -29,11 +29,9 @@ foreach(pair "LIBXDP libxdp" "LIBBPF libbpf" "IBVERBS libibverbs" "RDMACM librdm
     list(APPEND NETDAQ_STATIC_PKG_MODULES ${module})
   endif()
 endforeach()
-if("dpdk" IN_LIST NETDAQ_ENGINES)
-  list(APPEND NETDAQ_STATIC_PKG_MODULES libdpdk)
-endif()
 set(NETDAQ_STATIC_EXTRA_LIBS "")   # what netdaq-static.pc adds beyond its Requires
 if("dpdk" IN_LIST NETDAQ_ENGINES)
+  list(APPEND NETDAQ_STATIC_PKG_MODULES libdpdk)
   string(APPEND NETDAQ_STATIC_EXTRA_LIBS " -lrte_bus_vdev")   # not in libdpdk.pc's public libraries
 endif()
 if(NETDAQ_HAVE_CUDA)
