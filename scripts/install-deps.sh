@@ -27,6 +27,9 @@ packages=(
   # Packaging (tests/install): CPack's DEB generator needs dpkg-shlibdeps (dpkg-dev) and file;
   # the packages are installed into a fresh Debian 12 root made with debootstrap
   dpkg-dev file debootstrap
+  # Operations (issue 17): the Prometheus endpoint is served with cpp-httplib; tests check the
+  # exposition with promtool and scrape it with a real Prometheus server (both in prometheus)
+  libcpp-httplib-dev prometheus
 )
 
 missing=()

@@ -54,6 +54,14 @@ class SpscRing {
     return n;
   }
 
+  // Producer only: whether one push would succeed now (the consumer can only make more room).
+  bool has_room() noexcept {
+    const uint32_t head = head_.load(std::memory_order_relaxed);
+    if (head - tail_cache_ < size_) return true;
+    tail_cache_ = tail_.load(std::memory_order_acquire);
+    return head - tail_cache_ < size_;
+  }
+
   uint32_t pop_burst(T* items, uint32_t n) noexcept {
     const uint32_t tail = tail_.load(std::memory_order_relaxed);
     uint32_t avail = head_cache_ - tail;

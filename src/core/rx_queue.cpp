@@ -47,6 +47,14 @@ void RxQueueImpl::deliver_count(const BurstDesc& d) noexcept {
   res_.counters->received(d.count - d.first, d.bytes);
 }
 
+// Counted before the push: once in the ring the burst is the application's, which may
+// release it (zeroing its count) before the worker runs another line, and a reader that
+// has polled every packet must find them all counted.
+void RxQueueImpl::hand_over(BurstDesc* d) noexcept {
+  deliver_count(*d);
+  ready_.push(d);
+}
+
 RxBurst RxQueueImpl::poll() noexcept {
   BurstDesc* d = nullptr;
   if (res_.queue->mode == PollMode::worker) {
@@ -117,8 +125,8 @@ bool RxQueueImpl::worker_step() noexcept {
       spare_.bytes = 0;
       cur = d;
     }
-    if (cur != &spare_ && ready_.push(cur)) {
-      deliver_count(*cur);
+    if (cur != &spare_ && ready_.has_room()) {
+      hand_over(cur);
     } else {
       res_.counters->drop(DropReason::ring_full, cur->count);
       port_->release(cur->pkts, cur->count);
@@ -135,8 +143,8 @@ void RxQueueImpl::worker_finish() noexcept {
   BurstDesc* cur = cur_;
   cur_ = nullptr;
   if (!cur) return;
-  if (cur->count && cur != &spare_ && ready_.push(cur)) {  // a partial burst: hand it over if there is room
-    deliver_count(*cur);
+  if (cur->count && cur != &spare_ && ready_.has_room()) {  // a partial burst: hand it over if there is room
+    hand_over(cur);
   } else {
     port_->release(cur->pkts, cur->count);
     cur->count = 0;

@@ -34,6 +34,7 @@ class RxQueueImpl final : public BurstOwner {
 
  private:
   void deliver_count(const BurstDesc& d) noexcept;
+  void hand_over(BurstDesc* d) noexcept;  // worker: count, then push to ready_ (has room)
   BurstDesc* take_free() noexcept;
   void put_free(BurstDesc* d) noexcept;
 
