@@ -4,7 +4,7 @@
 # generates lives in the build tree). Prints the offending lines and exits 1 when there are any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if hits=$(grep -rnE '"(socket|afxdp|dpdk|rdma)"' src/core src/gpu src/net tools); then
+if hits=$(grep -rnE '"(socket|afxdp|dpdk|rdma|pcap)"' src/core src/gpu src/net tools); then
   echo "engine names compared outside src/engines (ask capabilities: netdaq/engine_info.h):"
   echo "$hits"
   exit 1

@@ -8,8 +8,9 @@
 #   netdaq_sequence_fuzz   the GPU frame tracker's sequence-number bookkeeping (FrameTracker)
 #   netdaq_peer_file_fuzz  the rdma engine's JSON peer-file reader (read_params); only where
 #                          the rdma engine is built (libibverbs-dev and librdmacm-dev)
+#   netdaq_pcap_fuzz       the pcap engine's capture-file reader (PcapReader, libpcap)
 # Each replays its seed corpus, then fuzzes for NETDAQ_FUZZ_SECONDS seconds (default 45; 0:
-# replay only). 45 s, not more, because ctest runs the five fuzz tests two at a time on CI's 2
+# replay only). 45 s, not more, because ctest runs the six fuzz tests two at a time on CI's 2
 # cores, about 3 x 45 s: with the build (warm ccache) the whole script stays under 4 minutes.
 # Only the library and the fuzzers are compiled, not the rest of the test suite, and the
 # library without the afxdp and dpdk engines: the parsers are core code (the config loader
@@ -39,6 +40,9 @@ if cmake --build "$build_dir" --target help | grep -q '^netdaq_peer_file_fuzz:';
   targets+=(netdaq_peer_file_fuzz)
 else
   echo "fuzz: no rdma engine in this build (libibverbs-dev, librdmacm-dev): peer_file not fuzzed"
+fi
+if cmake --build "$build_dir" --target help | grep -q '^netdaq_pcap_fuzz:'; then
+  targets+=(netdaq_pcap_fuzz)
 fi
 cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]}"
 

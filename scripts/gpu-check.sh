@@ -27,6 +27,9 @@ fi
 # libibverbs-dev libibverbs1 librdmacm-dev librdmacm1 libnl-3-200 libnl-route-3-200`, each
 # `dpkg -x` into .carry/rdma-root, plus .carry/rdma/pkgconfig/{libibverbs,librdmacm}.pc with
 # prefix=${pcfiledir}/../../rdma-root/usr (no Requires.private). The machine has no RDMA device.
+if [ -d .carry/httplib-root ]; then  # cpp-httplib (the metrics server): its .pc is in .carry/lib/pkgconfig
+  export LD_LIBRARY_PATH=$PWD/.carry/httplib-root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 if [ -d .carry/rdma ]; then
   export PKG_CONFIG_PATH=$PWD/.carry/rdma/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   export LD_LIBRARY_PATH=$PWD/.carry/rdma-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/rdma-root/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

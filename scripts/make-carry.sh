@@ -4,6 +4,7 @@
 # `apt-get download` + `dpkg -x` into a temporary directory, nothing installed here.
 #   .carry/include                 CLI11, nlohmann-json and DLPack (header-only)
 #   .carry/pcap-root, lib/pkgconfig/libpcap.pc          libpcap (+ libdbus-1)
+#   .carry/httplib-root, lib/pkgconfig/cpp-httplib.pc   cpp-httplib (headers in .carry/include)
 #   .carry/rdma-root, rdma/pkgconfig/{libibverbs,librdmacm}.pc
 #                                  rdma-core's verbs and rdma_cm (+ libnl-3, libnl-route-3)
 #   .carry/dpdk/{include,lib,pmds,pkgconfig/libdpdk.pc}
@@ -71,6 +72,19 @@ relocate "$carry/pcap-root/usr/lib/$arch/pkgconfig/libpcap.pc" "$carry/lib/pkgco
   '${pcfiledir}/../../pcap-root/usr'
 tidy "$carry/pcap-root"
 
+# cpp-httplib (the metrics server), with the OpenSSL, zlib and Brotli headers its Cflags ask
+# for (Debian builds it with them); the GPU machine has those libraries, not their headers.
+unpack "$tmp/httplib" libcpp-httplib-dev libssl-dev libbrotli-dev zlib1g-dev
+unpack "$carry/httplib-root" libcpp-httplib0.11
+cp -a "$tmp/httplib/usr/include/httplib.h" "$tmp/httplib/usr/include/openssl" "$tmp/httplib/usr/include/brotli" \
+  "$tmp/httplib/usr/include/zlib.h" "$tmp/httplib/usr/include/zconf.h" "$carry/include/"
+cp -a "$tmp/httplib/usr/include/$arch/openssl/." "$carry/include/openssl/"  # opensslconf.h, configuration.h
+ln -s libcpp-httplib.so.0.11 "$carry/httplib-root/usr/lib/$arch/libcpp-httplib.so"
+relocate "$tmp/httplib/usr/lib/$arch/pkgconfig/cpp-httplib.pc" "$carry/lib/pkgconfig/cpp-httplib.pc" \
+  '${pcfiledir}/../../httplib-root/usr'
+sed -i 's#^includedir=.*#includedir=${pcfiledir}/../../include#' "$carry/lib/pkgconfig/cpp-httplib.pc"
+tidy "$carry/httplib-root"
+
 # rdma-core (the rdma engine): verbs and rdma_cm with libnl, which Ubuntu may not have.
 # Debian's libibverbs.so / librdmacm.so dev links are relative (-> libX.so.1), so they resolve
 # inside rdma-root; the provider dev links (libmlx5.so, ...) would not and are dropped.
@@ -134,4 +148,4 @@ Libs: -L\${libdir}$libs -lbsd
 Cflags: $cflags
 EOF
 
-echo "make-carry: $(du -sh "$carry" | cut -f1) in .carry (include, pcap-root, rdma-root, dpdk)"
+echo "make-carry: $(du -sh "$carry" | cut -f1) in .carry (include, pcap-root, httplib-root, rdma-root, dpdk)"

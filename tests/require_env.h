@@ -21,4 +21,15 @@ inline bool env_is(const char* name, std::initializer_list<std::string_view> val
 
 inline bool gpu_required() { return env_is("NETDAQ_REQUIRE_GPU"); }
 
+// CI=true in the environment.
+inline bool in_ci() { return env_is("CI", {"true", "1"}); }
+// Outside CI a test may skip when it lacks root or a tool; in CI it must fail instead (gtest).
+#define NDQ_REQUIRE(cond, why)                                                         \
+  do {                                                                                 \
+    if (!(cond)) {                                                                     \
+      if (::ndqtest::in_ci()) FAIL() << (why) << " (CI=true: this test must not skip)"; \
+      GTEST_SKIP() << (why);                                                           \
+    }                                                                                  \
+  } while (0)
+
 }  // namespace ndqtest

@@ -24,6 +24,8 @@ struct EngineCapabilities {
   bool runtime_flows = false;      // Session::add_flow / remove_flow
   bool immediate_data = false;     // Packet::immediate() carries each message's sequence
                                    // (rdma op write_imm): rx.reorder mode immediate
+  bool finite_source = false;      // rx queues read a source that ends (a capture file):
+                                   // RxQueue::finished() says when it has been read to its end
   uint32_t max_flows = 0;          // rx.flows per interface
   uint32_t max_queues = 0;         // rx (and tx) queues per interface; 0: no engine limit
 };

@@ -22,6 +22,10 @@ class RxQueue {
  public:
   // Non-blocking: a burst of up to batch_size packets, or an empty burst. Never throws.
   RxBurst poll() noexcept;
+  // True once a finite source (EngineCapabilities::finite_source: a capture file) has ended
+  // and every packet it produced was handed out by poll() or counted as dropped: poll()
+  // returns nothing more. Always false for network sources. Never throws.
+  bool finished() const noexcept;
   QueueStats stats() const;
   const QueueConfig& config() const noexcept;
   const std::string& name() const noexcept;

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "netdaq/metrics.h"
 #include "rx.h"
 #include "stats.h"
 
@@ -61,6 +62,8 @@ void bind_session(py::module_& m) {
              for (const auto& f : s.flow_stats()) out.append(to_dict(f));
              return out;
            })
+      .def("prometheus_text", [](const Session& s) { return prometheus_text(s); },
+           "The Prometheus text exposition of stats() and flow_stats() (docs/metrics.md).")
       .def_property_readonly("config", [](const Session& s) { return s.config(); });
 }
 

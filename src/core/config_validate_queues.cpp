@@ -1,6 +1,7 @@
 // Rx and tx queues: ids, polling parameters and the memory regions they use.
 #include "core/config_check.h"
 #include "core/config_suggest.h"
+#include "netdaq/engine_info.h"
 
 namespace netdaq::detail {
 
@@ -23,7 +24,22 @@ void check_regions_used(Checker& c, const QueueConfig& q, const std::string& pat
   }
 }
 
-void check_queue_list(Checker& c, const std::vector<QueueConfig>& queues, const std::string& path) {
+// An engine without the device_memory capability reads and writes its buffers on the CPU.
+void check_cpu_memory(Checker& c, const InterfaceConfig& iface, const QueueConfig& q, const std::string& path) {
+  const auto caps = capabilities_of(iface);
+  if (!caps || caps->device_memory) return;
+  for (size_t k = 0; k < q.memory_regions.size(); ++k) {
+    const MemoryRegionConfig* r = c.config().find_region(q.memory_regions[k]);
+    if (!r || r->kind != MemoryKind::device) continue;
+    c.error(path + ".memory_regions[" + std::to_string(k) + "]", r->name,
+            "region '" + r->name + "' is device memory; the " + iface.engine +
+                " engine needs CPU-accessible memory (kind host, huge, pinned or mapped): it does not receive into "
+                "GPU memory");
+  }
+}
+
+void check_queue_list(Checker& c, const InterfaceConfig& iface, const std::vector<QueueConfig>& queues,
+                      const std::string& path) {
   for (size_t j = 0; j < queues.size(); ++j) {
     const QueueConfig& q = queues[j];
     const std::string qpath = path + "[" + std::to_string(j) + "]";
@@ -41,14 +57,15 @@ void check_queue_list(Checker& c, const std::vector<QueueConfig>& queues, const 
     c.range(qpath + ".timeout_us", q.timeout_us, limits::timeout_us);
     c.range(qpath + ".ring_depth", q.ring_depth, limits::ring_depth);
     check_regions_used(c, q, qpath);
+    check_cpu_memory(c, iface, q, qpath);
   }
 }
 
 }  // namespace
 
 void check_queues(Checker& c, const InterfaceConfig& iface, const std::string& path) {
-  check_queue_list(c, iface.rx.queues, path + ".rx.queues");
-  check_queue_list(c, iface.tx.queues, path + ".tx.queues");
+  check_queue_list(c, iface, iface.rx.queues, path + ".rx.queues");
+  check_queue_list(c, iface, iface.tx.queues, path + ".tx.queues");
 }
 
 }  // namespace netdaq::detail

@@ -48,6 +48,9 @@ class RxPort {
   virtual void prepare(Packet* pkts, size_t n) noexcept { (void)pkts, (void)n; }
   // Returns received packets' buffers. Default: back to the queue's pools.
   virtual void release(Packet* pkts, uint32_t n) noexcept { return_buffers(resources(), pkts, n); }
+  // A finite source (EngineCapabilities::finite_source) has ended: receive() returns no packet
+  // again. Asked by the receiving thread after a receive(); may also be read from others.
+  virtual bool finished() const noexcept { return false; }
   // Refreshes counters the OS keeps (e.g. kernel drops); called from the stats reader.
   virtual void refresh_counters() noexcept {}
   // Adds the engine's mode and raw counters to a stats snapshot (stats reader thread).

@@ -7,6 +7,7 @@
 
 #include "core/log.h"
 #include "core/pacer.h"
+#include "netdaq/engine_info.h"
 #include "netdaq/status.h"
 
 namespace netdaq::detail {
@@ -15,7 +16,8 @@ RxQueueImpl::RxQueueImpl(QueueResources res, std::unique_ptr<RxPort> port)
     : res_(std::move(res)),
       port_(std::move(port)),
       free_(res_.queue->ring_depth + 1),
-      ready_(res_.queue->ring_depth) {
+      ready_(res_.queue->ring_depth),
+      hold_back_(res_.iface && capabilities_of(*res_.iface) && capabilities_of(*res_.iface)->finite_source) {
   const uint32_t batch = res_.queue->batch_size;
   const uint32_t ndesc = res_.queue->ring_depth;
   packets_.resize(size_t{ndesc + 1} * batch);
@@ -99,6 +101,7 @@ void RxQueueImpl::put_free(BurstDesc* d) noexcept {
 }
 
 bool RxQueueImpl::worker_step() noexcept {
+  if (hold_back_) return worker_step_held();
   if (!cur_ || (cur_ == &spare_ && cur_->count == 0)) {
     // The app holds all bursts: receive into spare_ (will drop). Leave spare_ as soon as
     // the app has released one, or the next batch is dropped although there is room.
@@ -137,6 +140,40 @@ bool RxQueueImpl::worker_step() noexcept {
     cur_ = nullptr;
   }
   return n != 0;
+}
+
+// Worker mode for a finite source (a capture file): the application holds it back instead of
+// losing its packets. It receives only into a free burst and hands a burst over only when the
+// ring has room (a file cannot overflow; a network can), and at the end of the source the last
+// partial burst goes out at once, not at the timeout.
+bool RxQueueImpl::worker_step_held() noexcept {
+  if (!cur_) {
+    if (!(cur_ = take_free())) return false;  // the application holds every burst: wait
+    cur_->count = cur_->first = 0;
+    cur_->bytes = 0;
+  }
+  BurstDesc* cur = cur_;
+  uint32_t n = 0;
+  if (cur->count < cur->capacity) {
+    n = port_->receive(cur->pkts + cur->count, cur->capacity - cur->count, cur->bytes);
+    if (n && cur->count == 0) first_ns_ = monotonic_ns();
+    cur->count += n;
+  }
+  const bool ended = n == 0 && port_->finished();
+  const bool due = cur->count == cur->capacity ||
+                   (cur->count && (ended || monotonic_ns() - first_ns_ >= uint64_t{res_.queue->timeout_us} * 1000));
+  if (due && ready_.has_room()) {
+    hand_over(cur);
+    cur_ = nullptr;
+  }
+  // After the hand-over: finished() sees every packet in the ring.
+  if (ended && (!cur_ || cur_->count == 0)) drained_.store(true, std::memory_order_release);
+  return n != 0;
+}
+
+bool RxQueueImpl::finished() const noexcept {
+  if (res_.queue->mode != PollMode::worker) return port_->finished();
+  return drained_.load(std::memory_order_acquire) && ready_.size_approx() == 0;
 }
 
 void RxQueueImpl::worker_finish() noexcept {

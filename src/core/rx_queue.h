@@ -26,6 +26,8 @@ class RxQueueImpl final : public BurstOwner {
   // After the worker has finished: releases bursts the application never polled. Idempotent.
   void stop() noexcept;
   RxBurst poll() noexcept;
+  // A finite source has ended and every packet it produced was handed out (RxQueue::finished).
+  bool finished() const noexcept;
   void release(BurstDesc* d) noexcept override;
   QueueStats stats() const;
 
@@ -35,6 +37,7 @@ class RxQueueImpl final : public BurstOwner {
  private:
   void deliver_count(const BurstDesc& d) noexcept;
   void hand_over(BurstDesc* d) noexcept;  // worker: count, then push to ready_ (has room)
+  bool worker_step_held() noexcept;      // worker_step for a finite source (hold_back_)
   BurstDesc* take_free() noexcept;
   void put_free(BurstDesc* d) noexcept;
 
@@ -49,6 +52,8 @@ class RxQueueImpl final : public BurstOwner {
   BurstDesc* cur_ = nullptr;         // worker: the burst being filled
   uint64_t first_ns_ = 0;            // worker: when its first packet arrived
   std::atomic<int> outstanding_{0};  // bursts held by the application
+  const bool hold_back_;              // finite source (a file): a full ring waits, never drops
+  std::atomic<bool> drained_{false};  // worker: the port finished and its last burst was handed over
 };
 
 

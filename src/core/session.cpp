@@ -16,6 +16,7 @@ namespace netdaq {
 RxQueue::RxQueue(std::unique_ptr<detail::RxQueueImpl> impl) : impl_(std::move(impl)) {}
 RxQueue::~RxQueue() = default;
 RxBurst RxQueue::poll() noexcept { return impl_->poll(); }
+bool RxQueue::finished() const noexcept { return impl_->finished(); }
 QueueStats RxQueue::stats() const { return impl_->stats(); }
 const QueueConfig& RxQueue::config() const noexcept { return *impl_->resources().queue; }
 const std::string& RxQueue::name() const noexcept { return impl_->resources().name; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the payload, sequence and peer_file fuzzers (tests/fuzz/<name>_corpus/).
+"""Writes the seed corpora of the payload, sequence, peer_file and pcap fuzzers (tests/fuzz/<name>_corpus/).
 
 payload_corpus: netdaq payloads as receivers get them (include/netdaq/payload.h; the pattern is
   computed here from the format the header documents): valid ones of several sizes (header
@@ -11,6 +11,9 @@ sequence_corpus: FrameTracker configs and action streams in sequence_fuzz.cpp's 
   the known bug sequence_fuzz.cpp describes.
 peer_file_corpus: rdma peer files (docs/rdma-engine.md): netdaq's own, an FPGA's (no credits), tx
   only, blank, a few it must reject, among them a float out of range (once a bug, now an Error).
+pcap_corpus: capture files for the pcap engine's reader: pcap (nanosecond and microsecond) and
+  pcapng with IPv4 and IPv6 UDP, an ARP record and a record cut short, a file truncated inside a
+  record and inside its header, a bad magic, a caplen past the snaplen, a non-Ethernet link type.
 
     tests/fuzz/make_corpora.py          # (re)write the corpora
     tests/fuzz/make_corpora.py --check  # exit 1 if the committed files differ
@@ -135,7 +138,56 @@ def peer_files():
     yield "float_out_of_range", b'{"gid": "::1", "rx": [{"qpn": 1e300}]}'
 
 
-CORPORA = {"payload_corpus": payloads, "sequence_corpus": sequences, "peer_file_corpus": peer_files}
+# ---- pcap ----
+def udp_frame(payload_bytes, dport=46000, ipv6=False):
+    eth = bytes(6) + bytes(6) + (b"\x86\xdd" if ipv6 else b"\x08\x00")
+    udp = struct.pack(">HHHH", 40000, dport, 8 + len(payload_bytes), 0) + payload_bytes
+    if ipv6:
+        ip = struct.pack(">IHBB", 6 << 28, len(udp), 17, 64) + bytes(15) + b"\x01" + bytes(15) + b"\x01"
+    else:
+        ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0, b"\x7f\0\0\x01", b"\x7f\0\0\x01")
+    return eth + ip + udp
+
+
+def pcap_file(records, nano=True, linktype=1):
+    out = struct.pack("<IHHiIII", 0xA1B23C4D if nano else 0xA1B2C3D4, 2, 4, 0, 0, 262144, linktype)
+    for ts, data, wire_len in records:
+        out += struct.pack("<IIII", ts // 10**9, ts % 10**9 if nano else ts % 10**9 // 1000, len(data), wire_len)
+        out += data
+    return out
+
+
+def pcapng_file(records):
+    def block(kind, body):
+        body += bytes(-len(body) % 4)
+        n = 12 + len(body)
+        return struct.pack("<II", kind, n) + body + struct.pack("<I", n)
+    out = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    out += block(1, struct.pack("<HHI", 1, 0, 262144) + struct.pack("<HHB3x", 9, 1, 9) + bytes(4))  # if_tsresol 1e-9
+    for ts, data, wire_len in records:
+        out += block(6, struct.pack("<IIIII", 0, ts >> 32, ts & 0xFFFFFFFF, len(data), wire_len) + data)
+    return out
+
+
+def pcaps():
+    two = [(1_700_000_000_000_000_000, udp_frame(payload(64, 0, 0, 0)), 0),
+           (1_700_000_000_000_500_000, udp_frame(payload(64, 0, 1, 0), ipv6=True), 0)]
+    two = [(ts, d, len(d)) for ts, d, _ in two]
+    yield "two_udp_nanosecond", pcap_file(two)
+    yield "two_udp_microsecond", pcap_file(two, nano=False)
+    yield "pcapng_two_udp", pcapng_file(two)
+    arp = bytes(12) + b"\x08\x06" + bytes(28)
+    cut = udp_frame(payload(64, 0, 2, 0))
+    yield "arp_and_cut_short", pcap_file([(0, arp, len(arp)), (1000, cut[:40], len(cut))])
+    yield "truncated_record", pcap_file(two)[:-10]
+    yield "truncated_header", pcap_file(two)[:20]
+    yield "bad_magic", b"\0\0\0\0" + pcap_file(two)[4:]
+    yield "caplen_beyond_snaplen", pcap_file([(0, bytes(16), 16)])[:32] + struct.pack("<I", 0x7FFFFFFF) + bytes(12)
+    yield "linux_cooked", pcap_file(two, linktype=113)
+
+
+CORPORA = {"payload_corpus": payloads, "sequence_corpus": sequences, "peer_file_corpus": peer_files,
+           "pcap_corpus": pcaps}
 
 
 def main():

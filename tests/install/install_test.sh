@@ -25,8 +25,8 @@ done
 soname=$(objdump -p "$prefix"/lib/libnetdaq.so.*.*.* | awk '/SONAME/ {print $2}')
 [ "$soname" = libnetdaq.so.0 ] || fail "SONAME is '$soname', not libnetdaq.so.0"
 echo "SONAME $soname; installed $("$prefix/bin/netdaq" --version | sed -n 1p)"
-# The public headers name no dependency's header (a user needs no DPDK, libxdp or CUDA headers).
-if grep -rhoE '#include <(rte_|xdp/|bpf/|infiniband/|rdma/|cuda|yaml-cpp|spdlog|fmt)[^>]*>' "$prefix/include"; then
+# The public headers name no dependency's header (a user needs no DPDK, libxdp, CUDA or cpp-httplib headers).
+if grep -rhoE '#include <(rte_|xdp/|bpf/|infiniband/|rdma/|cuda|yaml-cpp|spdlog|fmt|httplib)[^>]*>' "$prefix/include"; then
   fail "an installed header includes a dependency's header"
 fi
 

@@ -37,7 +37,9 @@ TEST_P(KernelDrops, OverflowedSocketBufferIsCountedExactly) {
   for (size_t i = 0; i < got.size(); ++i) {
     const uint64_t seq = payload_seq(got[i]);
     ASSERT_TRUE(check_payload(got[i], seq, 1000));
-    if (i) EXPECT_GT(seq, last);
+    if (i) {
+      EXPECT_GT(seq, last);
+    }
     last = seq;
   }
 }

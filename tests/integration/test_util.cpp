@@ -26,8 +26,6 @@ namespace ndqtest {
 using netdaq::Config;
 using netdaq::PollMode;
 
-bool in_ci() { return env_is("CI", {"true", "1"}); }
-
 bool NetnsLabSupported(std::string* why) { return NetnsLab::supported(why); }
 
 bool have_tool(const std::string& name) {

@@ -25,16 +25,6 @@ namespace ndqtest {
 using Bytes = std::vector<std::byte>;
 using namespace std::chrono_literals;
 
-// CI=true in the environment.
-bool in_ci();
-// Outside CI a test may skip when it lacks root or a tool; in CI it must fail instead.
-#define NDQ_REQUIRE(cond, why)                                                         \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      if (::ndqtest::in_ci()) FAIL() << (why) << " (CI=true: this test must not skip)"; \
-      GTEST_SKIP() << (why);                                                           \
-    }                                                                                  \
-  } while (0)
 #define NDQ_REQUIRE_ROOT()                                 \
   do {                                                     \
     std::string why_;                                      \

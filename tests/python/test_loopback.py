@@ -180,6 +180,9 @@ def test_stats_are_plain_dicts(session):
         assert set(q["drops"]) >= {"ring_full", "pool_empty", "kernel", "malformed", "tx_full"}
         assert isinstance(q["engine_counters"], dict) and isinstance(q["mode"], str)
     assert session.flow_stats() == []
+    text = session.prometheus_text()  # docs/metrics.md
+    assert "# TYPE netdaq_rx_packets_total counter\n" in text
+    assert 'netdaq_tx_drops_total{interface="sender",queue="sender/tx0",reason="tx_unsent"} ' in text
     with pytest.raises(netdaq.Error) as e:
         session.rx_queue("nope")
     assert e.value.code == "not_found"

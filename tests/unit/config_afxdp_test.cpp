@@ -268,7 +268,8 @@ TEST_F(ConfigAfxdp, UmemIsHostMemory) {
       {.name = "gpu", .kind = MemoryKind::device, .buf_size = 2048, .num_bufs = 8192, .gpu = 0});
   iface().tx.queues[0].memory_regions = {"gpu"};
   expect_only(cfg, "interfaces[0].tx.queues[0].memory_regions[0]", "gpu",
-              "region 'gpu' is device memory; the afxdp engine needs host memory (kind host, huge, pinned or mapped)");
+              "region 'gpu' is device memory; the afxdp engine needs CPU-accessible memory (kind host, huge, pinned or "
+              "mapped)");
   for (MemoryKind k : {MemoryKind::huge, MemoryKind::pinned, MemoryKind::mapped}) {
     cfg.memory_regions[1].kind = k;
     cfg.memory_regions[1].gpu = k == MemoryKind::huge ? -1 : 0;

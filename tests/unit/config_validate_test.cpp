@@ -170,7 +170,7 @@ run: {tx_payload_size: 1472}
 
 TEST_F(ConfigValidate, EnumValues) {
   eth0().engine = "rdam";
-  expect_only(cfg, "interfaces[0].engine", "rdam", "must be one of: socket, afxdp, dpdk, rdma (did you mean 'rdma'?)");
+  expect_only(cfg, "interfaces[0].engine", "rdam", "must be one of: socket, afxdp, dpdk, rdma, pcap (did you mean 'rdma'?)");
   cfg = valid();
   cfg.log.level = "warning";
   expect_only(cfg, "log.level", "warning",

@@ -214,7 +214,9 @@ TEST(TestOnlyEngine, CapabilitiesAndRuntimeThroughThePublicApi) {
 }
 
 TEST(EngineCapabilities, BuiltInEnginesAreDescribedInEveryBuild) {
-  for (const char* name : {"socket", "afxdp", "dpdk", "rdma"}) EXPECT_TRUE(engine_info(name)) << name;
+  for (const char* name : {"socket", "afxdp", "dpdk", "rdma", "pcap"}) EXPECT_TRUE(engine_info(name)) << name;
+  EXPECT_TRUE(engine_info("pcap")->capabilities.finite_source);
+  EXPECT_FALSE(engine_info("socket")->capabilities.finite_source);
   EXPECT_FALSE(engine_info("nosuch"));
   EXPECT_TRUE(engine_info("afxdp")->capabilities.whole_frames);
   EXPECT_TRUE(engine_info("dpdk")->capabilities.flow_rss);

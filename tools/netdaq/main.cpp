@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
   netdaq::cli::add_bench_command(app, &exit_code);
   netdaq::cli::add_validate_command(app, &exit_code);
   netdaq::cli::add_capture_command(app, &exit_code);
+  netdaq::cli::add_check_command(app, &exit_code);
+  netdaq::cli::add_replay_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -22,6 +22,10 @@ class ReceiverLoop {
       RxBurst b = r_.q->poll();
       if (!b) {
         if (untimed_) stamp(payload_clock_ns());  // the last bursts ended about now
+        if (!finished_ && r_.q->finished()) {       // a replayed file ended: every packet was checked
+          finished_ = true;
+          r_.pub_finished.store(true, std::memory_order_release);
+        }
         idle.wait();
         continue;
       }
@@ -103,6 +107,7 @@ class ReceiverLoop {
     }
     r_.pipeline->submit(std::move(b));
     while (gpu::Frame f = r_.pipeline->next_frame()) ++r_.frames_out;
+    if (r_.published) r_.published->publish(r_.pipeline->stats());
   }
 
   void publish(uint64_t now) noexcept {
@@ -131,11 +136,13 @@ class ReceiverLoop {
       std::fprintf(stderr, "netdaq: gpu pipeline of %s: %s\n", r_.q->name().c_str(), e.what());
     }
     while (gpu::Frame f = r_.pipeline->next_frame()) ++r_.frames_out;
+    if (r_.published) r_.published->publish(r_.pipeline->stats());
   }
 
   Receiver& r_;
   const TrafficOptions& opt_;
   uint32_t untimed_ = 0;  // count_only: bursts since the clock was last read
+  bool finished_ = false;  // the queue said finished()
   StreamState* last_ = nullptr;
   uint32_t last_id_ = 0;
 };

@@ -23,6 +23,7 @@ struct StreamState {
 struct Receiver {
   RxQueue* q = nullptr;
   gpu::FramePipeline* pipeline = nullptr;  // checked bursts go on to the GPU
+  PublishedPipelineStats* published = nullptr;  // the pipeline's stats for a metrics server
   uint64_t frames_out = 0;
   int cpu = -1;
   bool count_only = false;  // raw frames (engine_traits.h counts_only): not netdaq payloads
@@ -30,6 +31,8 @@ struct Receiver {
   std::vector<StreamState*> active;                   // the non-null entries of streams
   uint64_t foreign = 0, packets = 0, bytes = 0, first_ns = 0, last_ns = 0;
   // Published once per burst for the controller.
+  // Set once the queue's finite source (a capture file) has ended and every packet was checked.
+  std::atomic<bool> pub_finished{false};
   std::atomic<uint64_t> pub_unique{0}, pub_lost{0}, pub_reordered{0}, pub_dups{0}, pub_malformed{0}, pub_last_ns{0};
 };
 

@@ -13,6 +13,7 @@ Config load_config(const RunOptions& o) {
   Config cfg = o.config.empty() ? Config::parse(default_config_text(), default_config_name()) : Config::load(o.config);
   if (o.duration) run_block(cfg).duration_s = *o.duration;
   if (o.packets) run_block(cfg).tx_packets = *o.packets;
+  if (o.adjust_config) o.adjust_config(cfg);
   return cfg;
 }
 
@@ -44,6 +45,12 @@ void set_traffic_options(RunPlan& p, const RunOptions& o) {
   t.verify = !o.no_verify;
 }
 
+// The metrics server, and where each receiver publishes its GPU pipeline's stats for it.
+void start_metrics(RunPlan& p, const RunOptions& o) {
+  p.metrics = std::make_unique<RunMetrics>(o.metrics, *p.session, p.traffic.rx_pipelines);
+  p.traffic.rx_published = p.metrics->published();
+}
+
 }  // namespace
 
 std::optional<RunPlan> plan_run(const RunOptions& o) {
@@ -57,6 +64,8 @@ std::optional<RunPlan> plan_run(const RunOptions& o) {
   p.ntx = p.session->tx_queues().size();
   p.nrx = p.session->rx_queues().size();
   set_traffic_options(p, o);
+  if (!o.metrics.empty() && !setup_step([&] { start_metrics(p, o); }, "netdaq run: "))
+    return std::nullopt;
   return p;
 }
 

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "netdaq/netdaq.h"
+#include "run_metrics.h"
 #include "traffic.h"
 
 namespace netdaq::cli {
@@ -24,6 +26,9 @@ struct RunOptions {
   bool print_config = false;
   bool quiet = false;
   bool no_verify = false;
+  std::function<void(Config&)> adjust_config;  // netdaq replay: feeds the rx interface from a file
+  std::string metrics;        // --metrics HOST:PORT: serve Prometheus metrics while the run lasts
+  double metrics_linger = 0;  // --metrics-linger S: and S seconds after the summary
 };
 
 struct RunPlan {
@@ -33,6 +38,8 @@ struct RunPlan {
   std::vector<std::unique_ptr<gpu::FramePipeline>> pipelines;
   TrafficOptions traffic;
   size_t ntx = 0, nrx = 0;
+  // --metrics: declared last, stopped before the pipelines and the session go.
+  std::unique_ptr<RunMetrics> metrics;
 };
 
 // nullopt when the config or the session failed (printed on stderr).

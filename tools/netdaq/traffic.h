@@ -67,6 +67,8 @@ struct TrafficOptions {
   std::vector<int> tx_cpu, rx_cpu;    // pin thread i (missing / -1: no pinning)
   // GPU data plane: rx queue i's bursts go to pipeline i after they are checked (null: none).
   std::vector<gpu::FramePipeline*> rx_pipelines;
+  // Metrics (run --metrics): rx queue i's receiver publishes its pipeline's stats there (null: none).
+  std::vector<PublishedPipelineStats*> rx_published;
 };
 
 // What the GPU pipeline of an rx queue made of its packets.

@@ -59,6 +59,12 @@ uint64_t Workers::rx_last_ns() const noexcept {
   return t;
 }
 
+bool Workers::rx_finished() const noexcept {
+  return !receivers.empty() && std::all_of(receivers.begin(), receivers.end(), [](auto& r) {
+    return r->pub_finished.load(std::memory_order_acquire);
+  });
+}
+
 Workers plan_traffic(Session& session, const TrafficOptions& opt) {
   const auto txq = session.tx_queues();
   const auto rxq = session.rx_queues();
@@ -77,6 +83,7 @@ Workers plan_traffic(Session& session, const TrafficOptions& opt) {
     r->q = rxq[i];
     r->cpu = nth_or(opt.rx_cpu, i, -1);
     r->pipeline = nth_or<gpu::FramePipeline*>(opt.rx_pipelines, i, nullptr);
+    r->published = r->pipeline ? nth_or<PublishedPipelineStats*>(opt.rx_published, i, nullptr) : nullptr;
     const InterfaceConfig* iface = session.config().find_interface(rxq[i]->interface());
     r->count_only = iface && counts_only(*iface) && !r->pipeline;
     w.receivers.push_back(std::move(r));

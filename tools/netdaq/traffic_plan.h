@@ -22,6 +22,9 @@ struct Workers {
   uint64_t sent() const noexcept;  // only once senders_done()
   uint64_t rx_unique() const noexcept;
   uint64_t rx_last_ns() const noexcept;
+  // Every receiver's queue reads a finite source (a capture file) that has ended, and each
+  // receiver has checked all of its packets (false without receivers).
+  bool rx_finished() const noexcept;
 };
 
 // Throws Error(invalid_config) when a tx queue's buffers cannot hold opt.payload_size.

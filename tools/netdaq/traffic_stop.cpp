@@ -35,6 +35,7 @@ bool StopPolicy::drained(uint64_t now) noexcept {
 bool StopPolicy::receivers_done(uint64_t now, bool interrupted) const noexcept {
   if (interrupted) return true;
   if (deadline_ns_ && now >= deadline_ns_) return true;
+  if (w_.rx_finished()) return true;  // replayed files read to their end
   if (rx_expected_total_ && w_.rx_unique() >= rx_expected_total_) return true;
   const uint64_t last_rx = w_.rx_last_ns();
   return opt_.idle_timeout_s > 0 && last_rx && now > last_rx + static_cast<uint64_t>(opt_.idle_timeout_s * 1e9);

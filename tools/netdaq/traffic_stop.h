@@ -1,6 +1,7 @@
 // When a traffic run is over. With senders: once they are all done and the drain is over
 // (drain_ms, or every sent packet arrived and the receivers went quiet). Without senders
-// (rx only): at Ctrl-C, the duration, the expected count or the idle timeout.
+// (rx only): at Ctrl-C, the duration, the expected count, the idle timeout, or when every rx
+// queue reads a finite source (a capture file) that has ended.
 #pragma once
 
 #include <cstdint>

@@ -86,11 +86,6 @@ void check_umem(Checker& c, const InterfaceConfig& iface, bool rx, const std::st
       const MemoryRegionConfig* r = c.config().find_region(q.memory_regions[k]);
       if (!r) continue;  // reported by check_queues
       const std::string rkey = qpath + ".memory_regions[" + std::to_string(k) + "]";
-      if (r->kind == MemoryKind::device)
-        c.error(rkey, r->name,
-                "region '" + r->name +
-                    "' is device memory; the afxdp engine needs host memory (kind host, huge, pinned or mapped): the "
-                    "AF_XDP UMEM is host pages the kernel writes packets into");
       if (std::find(afxdp_limits::kBufSizes.begin(), afxdp_limits::kBufSizes.end(), r->buf_size) == afxdp_limits::kBufSizes.end())
         c.error(rkey, r->name,
                 "region '" + r->name + "' has buf_size " + std::to_string(r->buf_size) +

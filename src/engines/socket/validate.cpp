@@ -23,19 +23,6 @@ std::optional<Endpoint> endpoint(Checker& c, const std::string& key, const std::
   return ep;
 }
 
-// The socket engine copies packets through the CPU, so its queues cannot use device memory.
-void check_cpu_memory(Checker& c, const std::vector<QueueConfig>& queues, const std::string& path) {
-  for (size_t j = 0; j < queues.size(); ++j) {
-    for (size_t k = 0; k < queues[j].memory_regions.size(); ++k) {
-      const MemoryRegionConfig* r = c.config().find_region(queues[j].memory_regions[k]);
-      if (!r || r->kind != MemoryKind::device) continue;
-      c.error(path + "[" + std::to_string(j) + "].memory_regions[" + std::to_string(k) + "]", r->name,
-              "region '" + r->name +
-                  "' is device memory; the socket engine needs CPU-accessible memory (kind host, huge, pinned or mapped)");
-    }
-  }
-}
-
 // A TCP message is received into one buffer of the queue's payload region (its last region).
 void check_tcp_message(Checker& c, const InterfaceConfig& iface, const std::string& path) {
   const uint32_t max = iface.options.get<SocketOptions>().tcp_max_message;
@@ -65,8 +52,6 @@ void check_socket_engine(Checker& c, const InterfaceConfig& iface, const std::st
     c.error(path + ".socket.multicast_interface", iface.options.get<SocketOptions>().multicast_interface,
             "is only allowed when address or tx.destination is a multicast group (e.g. udp://239.1.2.3:5000)");
   if (local && local->protocol == Protocol::tcp) check_tcp_message(c, iface, path);
-  check_cpu_memory(c, iface.rx.queues, path + ".rx.queues");
-  check_cpu_memory(c, iface.tx.queues, path + ".tx.queues");
 }
 
 }  // namespace netdaq::detail

@@ -1,0 +1,15 @@
+# The pcap engine (replays capture files as an rx source) needs libpcap (Debian: libpcap-dev,
+# which the CLI needs anyway for `netdaq capture`). Appends "pcap" to NETDAQ_ENGINES when found.
+option(NETDAQ_WITH_PCAP "Build the pcap engine when libpcap is found" ON)
+if(NETDAQ_WITH_PCAP)
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND AND NOT TARGET PkgConfig::PCAP)
+    pkg_check_modules(PCAP QUIET IMPORTED_TARGET GLOBAL libpcap)
+  endif()
+  if(TARGET PkgConfig::PCAP)
+    list(APPEND NETDAQ_ENGINES pcap)
+    message(STATUS "pcap engine: libpcap ${PCAP_VERSION}")
+  else()
+    message(STATUS "pcap engine: not built (needs libpcap-dev)")
+  endif()
+endif()

@@ -1,0 +1,34 @@
+// Every /sys and /proc read of `netdaq check` goes through here, so that `--root DIR` can point
+// the checks at a recorded snapshot (tests/check/fixtures) instead of this machine.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace netdaq::cli::check {
+
+class SysReader {
+ public:
+  explicit SysReader(std::string root = {});
+  bool live() const noexcept { return root_.empty(); }  // this machine, not a snapshot
+  const std::string& root() const noexcept { return root_; }
+
+  // The file's text with trailing whitespace removed; nullopt when it cannot be read.
+  std::optional<std::string> read(const std::string& path) const;
+  std::optional<int64_t> read_int(const std::string& path) const;  // decimal or 0x hex
+  std::vector<std::string> lines(const std::string& path) const;
+  // Entry names of a directory, sorted; empty when missing.
+  std::vector<std::string> list(const std::string& dir) const;
+  bool exists(const std::string& path) const;
+  // The path with every link resolved, as seen from the root ("/sys/devices/pci0000:00/...").
+  std::optional<std::string> realpath(const std::string& path) const;
+  // The last component of a link's target ("mlx5_core" for .../driver).
+  std::optional<std::string> link_name(const std::string& path) const;
+
+ private:
+  std::string root_;
+};
+
+}  // namespace netdaq::cli::check

@@ -1,0 +1,57 @@
+#include "run_metrics.h"
+
+#include <chrono>
+#include <thread>
+
+#include "signals.h"
+
+namespace netdaq::cli {
+
+RunMetrics::RunMetrics(std::string_view address, Session& session, const std::vector<gpu::FramePipeline*>& rx_pipelines)
+    : session_(session) {
+  const auto rxq = session.rx_queues();
+  for (size_t i = 0; i < rxq.size(); ++i) {
+    const bool pipe = i < rx_pipelines.size() && rx_pipelines[i];
+    published_.push_back(pipe ? std::make_unique<PublishedPipelineStats>() : nullptr);
+  }
+  server_ = std::make_unique<MetricsServer>(address, [this] { return collect(); });
+  for (size_t i = 0; i < rxq.size(); ++i)
+    if (published_[i]) server_->add_pipeline(rxq[i]->interface(), rxq[i]->name(), *published_[i]);
+}
+
+RunMetrics::~RunMetrics() { server_.reset(); }
+
+std::vector<PublishedPipelineStats*> RunMetrics::published() const {
+  std::vector<PublishedPipelineStats*> v;
+  for (auto& p : published_) v.push_back(p.get());
+  return v;
+}
+
+MetricsSnapshot RunMetrics::collect() {
+  {
+    std::lock_guard lock(mu_);
+    if (final_) return *final_;
+  }
+  return metrics_snapshot(session_);
+}
+
+void RunMetrics::freeze(const TrafficResult& r) {
+  MetricsSnapshot s;
+  s.queues = r.stats;
+  s.flows = r.flows;
+  std::lock_guard lock(mu_);
+  final_ = std::move(s);
+}
+
+void RunMetrics::linger(double seconds, std::FILE* out) const {
+  if (seconds <= 0 || stop_requested()) return;
+  std::fprintf(out, "metrics: serving the final counters at %s for %g s more (Ctrl-C stops)\n", url().c_str(), seconds);
+  std::fflush(out);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end && !stop_requested())
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+std::string RunMetrics::url() const { return server_->url(); }
+
+}  // namespace netdaq::cli
