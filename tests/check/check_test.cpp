@@ -151,6 +151,37 @@ TEST(CheckFixture, UntunedNicAndHostNameEachFix) {
   EXPECT_CHECK(r, "cpu.capabilities", "fail", "setcap cap_net_admin");
   EXPECT_CHECK(r, "cpu.iommu", "warn", "iommu=pt");
   EXPECT_EQ(find(r, "gpu.driver").value("status", ""), "skip");  // no NVIDIA GPU on that bus
+  EXPECT_EQ(find(r, "gpu.clocks").value("status", ""), "skip");
+}
+
+TEST(CheckFixture, PciePayloadBelowWhatThePathSupportsWarns) {
+  // The E810 runs MPS 128 (supports 512) under a root port supporting and running 256, MRRS 512.
+  const Report r = check_fixture("untuned-nic");
+  const json p = find(r, "topology.pcie_payload", "ens2f0");
+  EXPECT_EQ(p.value("status", ""), "warn") << p.dump(2);
+  const std::string what = p.value("what", "");
+  for (const char* s : {"0000:01:00.0: MPS 128 (supports 512), MRRS 512", "upstream bridge 0000:00:02.0: MPS 256",
+                        "MPS 128 < 256 the path supports", "MRRS 512 < 4096"})
+    EXPECT_NE(what.find(s), std::string::npos) << s << " in " << p.dump(2);
+  const std::string fix = p.value("fix", "");
+  // 0x2910 -> 0x5930: MRRS field 2 -> 5 (4096), MPS field 0 -> 1 (256), every other bit kept.
+  EXPECT_EQ(fix.rfind("setpci -s 0000:01:00.0 CAP_EXP+8.w=5930 ", 0), 0u) << p.dump(2);
+  EXPECT_NE(fix.find("bits 14:12 MRRS 2 -> 5 = 4096 bytes, bits 7:5 MPS 0 -> 1 = 256 bytes"), std::string::npos)
+      << p.dump(2);
+  EXPECT_NE(fix.find("does not survive a reboot"), std::string::npos) << p.dump(2);
+}
+
+TEST(CheckFixture, PciePayloadShortConfigSpaceSkips) {
+  // Without root, sysfs gives the first 64 bytes of config space: the PCI Express capability is beyond.
+  const fs::path root = fs::temp_directory_path() / ("netdaq_check_short_" + std::to_string(getpid()));
+  fs::copy(fixture("untuned-nic"), root, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  fs::resize_file(root / "sys/devices/pci0000:00/0000:00:02.0/0000:01:00.0/config", 64);
+  const Report r = check_json("--root '" + root.string() + "' '" + fixture("untuned-nic.yaml") + "'");
+  fs::remove_all(root);
+  const json p = find(r, "topology.pcie_payload", "ens2f0");
+  EXPECT_EQ(p.value("status", ""), "skip") << p.dump(2);
+  EXPECT_NE(p.value("what", "").find("config space reads 64 bytes"), std::string::npos) << p.dump(2);
+  EXPECT_NE(p.value("what", "").find("root"), std::string::npos) << p.dump(2);
 }
 
 TEST(CheckFixture, NumaMismatchWarnsAndStrictExitsTwo) {
@@ -168,6 +199,15 @@ TEST(CheckFixture, NumaMismatchWarnsAndStrictExitsTwo) {
   for (const char* pass : {"gpu.driver", "gpu.peermem", "gpu.bar1", "cpu.isolation", "cpu.governor", "cpu.iommu",
                            "cpu.irq_affinity", "cpu.hugepages", "nic.driver", "nic.mtu"})
     EXPECT_EQ(find(r, pass).value("status", ""), "pass") << pass << ": " << find(r, pass).dump(2);
+  // The ConnectX at MPS 256 (all its root port supports) and MRRS 4096; the GPU at MPS 256.
+  const json nic_payload = find(r, "topology.pcie_payload", "ens5f0np0");
+  EXPECT_EQ(nic_payload.value("status", ""), "pass") << nic_payload.dump(2);
+  EXPECT_NE(nic_payload.value("what", "").find("MPS 256 (supports 512), MRRS 4096"), std::string::npos)
+      << nic_payload.dump(2);
+  EXPECT_EQ(find(r, "topology.pcie_payload", "gpu 0").value("status", ""), "pass") << r.text;
+  const json clocks = find(r, "gpu.clocks", "gpu 0");  // live only (NVML)
+  EXPECT_EQ(clocks.value("status", ""), "skip") << clocks.dump(2);
+  EXPECT_NE(clocks.value("what", "").find("--root"), std::string::npos) << clocks.dump(2);
   const Report strict = check_fixture("numa-mismatch", "--strict");
   EXPECT_EQ(strict.status, 2) << strict.text;
   EXPECT_EQ(strict.j.value("exit_code", -1), 2);
@@ -219,6 +259,13 @@ TEST(CheckMachine, LoopbackReportHasEveryCategoryAndTheExitRule) {
   // lo carries both loopback interfaces.
   const json link = find(r, "nic.link", "lo");
   EXPECT_EQ(link.value("status", ""), "pass") << link.dump(2);
+  EXPECT_EQ(find(r, "topology.pcie_payload", "lo").value("status", ""), "skip");  // no PCIe link
+  // Every GPU gets a clocks check (NVML), skipped with a reason where there is no GPU or NVML.
+  const json clocks = find(r, "gpu.clocks");
+  EXPECT_FALSE(clocks.value("what", "").empty()) << clocks.dump(2);
+  if (clocks.value("status", "") == "warn") {
+    EXPECT_NE(clocks.value("fix", "").find("nvidia-smi -i "), std::string::npos) << clocks.dump(2);
+  }
 }
 
 TEST(CheckMachine, WithoutConfigChecksNicsThatAreUpButLo) {

@@ -1,7 +1,10 @@
-// The /proc and /sys text formats `netdaq check` parses (tools/netdaq/check/sys_values.h).
+// The /proc and /sys formats `netdaq check` parses (tools/netdaq/check/sys_values.h), and
+// NVML's clock event reasons (nvml.h).
 #include "check/sys_values.h"
 
 #include <gtest/gtest.h>
+
+#include "check/nvml.h"
 
 namespace netdaq::cli::check {
 
@@ -68,6 +71,62 @@ TEST(CheckParse, CapabilitiesLimitsAndBars) {
   EXPECT_EQ(bar_size(res, 1), 256ull << 20);
   EXPECT_EQ(bar_size(res, 2), 0u);
   EXPECT_EQ(bytes_text(256ull << 20), "256 MiB");
+}
+
+// A config space with the capability list 0x40 (power management) -> 0x60 (PCI Express).
+std::vector<uint8_t> pci_config(size_t size, uint32_t devcap, uint16_t devctl) {
+  std::vector<uint8_t> b(size);
+  b[0x06] = 0x10;  // Status: capability list
+  b[0x34] = 0x40;
+  b[0x40] = 0x01;
+  b[0x41] = 0x60;
+  b[0x60] = 0x10;
+  for (int i = 0; i < 4; ++i) b[0x64 + i] = static_cast<uint8_t>(devcap >> (8 * i));
+  b[0x68] = static_cast<uint8_t>(devctl);
+  b[0x69] = static_cast<uint8_t>(devctl >> 8);
+  return b;
+}
+
+TEST(CheckParse, PcieCapabilityMpsAndMrrs) {
+  const auto p = parse_pcie_config(pci_config(256, 0x8002, 0x2910));  // supports 512; MPS 128, MRRS 512
+  EXPECT_TRUE(p.complete);
+  ASSERT_TRUE(p.express);
+  EXPECT_EQ(p.cap, 0x60);
+  EXPECT_EQ(p.mps_supported(), 512u);
+  EXPECT_EQ(p.mps(), 128u);
+  EXPECT_EQ(p.mrrs(), 512u);
+  EXPECT_EQ(parse_pcie_config(pci_config(4096, 0x8001, 0x5930)).mrrs(), 4096u);
+  // MRRS 4096 (5 << 12) and MPS 256 (1 << 5), the other bits kept.
+  EXPECT_EQ(pcie_devctl_with(0x2910, 256, 4096), 0x5930);
+  EXPECT_EQ(pcie_devctl_with(0xffff, 128, 128), 0x8f1f);
+  EXPECT_EQ(pcie_size_code(128), 0);
+  EXPECT_EQ(pcie_size_code(4096), 5);
+}
+
+TEST(CheckParse, PcieConfigShortOrConventional) {
+  // Without root sysfs returns the first 64 bytes: the list points past them.
+  auto short_read = pci_config(256, 0x8002, 0x2910);
+  short_read.resize(64);
+  const auto s = parse_pcie_config(short_read);
+  EXPECT_FALSE(s.complete);
+  EXPECT_FALSE(s.express);
+  EXPECT_FALSE(parse_pcie_config({}).complete);
+  // A conventional PCI device: capabilities, none of them PCI Express.
+  auto pci = pci_config(256, 0, 0);
+  pci[0x60] = 0x09;  // vendor specific
+  const auto c = parse_pcie_config(pci);
+  EXPECT_TRUE(c.complete);
+  EXPECT_FALSE(c.express);
+  // A list that loops ends.
+  auto loop = pci_config(256, 0, 0);
+  loop[0x41] = 0x40;
+  EXPECT_FALSE(parse_pcie_config(loop).express);
+}
+
+TEST(CheckParse, NvmlClockEventReasons) {
+  EXPECT_EQ(clock_reasons_text(0), "none");
+  EXPECT_EQ(clock_reasons_text(0x1 | 0x4), "GpuIdle, SwPowerCap");
+  EXPECT_EQ(clock_reasons_text(0x40 | 0x1000), "HwThermalSlowdown, 0x1000");
 }
 
 }  // namespace netdaq::cli::check

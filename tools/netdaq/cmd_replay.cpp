@@ -11,10 +11,8 @@
 
 #include "cli.h"
 #include "replay_config.h"
-#include "report.h"
 #include "run_plan.h"
 #include "run_report.h"
-#include "traffic.h"
 
 namespace netdaq::cli {
 
@@ -62,33 +60,14 @@ int replay(ReplayOptions& o) {
   std::optional<RunPlan> plan = plan_run(o.run);
   if (!plan) return kExitError;
   print_replay_headline(o, *plan);
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> stats(nullptr, std::fclose);
-  if (!o.run.stats.empty()) {
-    stats.reset(std::fopen(o.run.stats.c_str(), "w"));
-    if (!stats) {
-      std::fprintf(stderr, "netdaq replay: --stats %s: cannot write: %s\n", o.run.stats.c_str(), std::strerror(errno));
-      return kExitError;
-    }
-  }
-  const auto live = [&](const LiveSample& s) {
-    if (!o.run.quiet) print_live(plan->out, s, true, false);
-    if (stats) {
-      const std::string line = live_json(s).dump() + "\n";
-      std::fputs(line.c_str(), stats.get());
-      std::fflush(stats.get());
-    }
-  };
-  const std::optional<TrafficResult> r =
-      run_traffic_or_print_error(*plan->session, plan->traffic, live, "netdaq replay");
-  if (!r) return kExitError;
-  plan->session->stop();
-  return report_run(o.run, *plan, *r);
+  return run_and_report(o.run, *plan);
 }
 
 }  // namespace
 
 void add_replay_command(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<ReplayOptions>();
+  o->run.command = "replay";
   auto* cmd = app.add_subcommand(
       "replay", "Run a config with its rx interface fed from a pcap/pcapng capture instead of the network");
   cmd->add_option("file", o->feed.file, "The capture (pcap or pcapng, Ethernet), e.g. from netdaq capture")->required();
@@ -108,6 +87,7 @@ void add_replay_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--expect-no-loss", o->run.expect_no_loss, "Exit 2 if any packet was lost, dropped or malformed");
   cmd->add_flag("-q,--quiet", o->run.quiet, "No live line, only the summary");
   cmd->add_flag("--no-verify", o->run.no_verify, "Check payload headers only, not every pattern byte");
+  add_metrics_options(*cmd, o->run);
   cmd->footer("Exit status: 0 ok (also after Ctrl-C), 1 config, setup or file error, 2 --expect-no-loss failed.");
   cmd->callback([o, exit_code] { *exit_code = replay(*o); });
 }

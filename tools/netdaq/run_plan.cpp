@@ -58,13 +58,13 @@ std::optional<RunPlan> plan_run(const RunOptions& o) {
   p.out = o.json == "-" ? stderr : stdout;
   const std::string name = o.config.empty() ? default_config_name() : o.config;
   Config cfg;
-  if (!setup_step([&] { cfg = load_config(o); }, "netdaq run: " + name + ": ")) return std::nullopt;
+  if (!setup_step([&] { cfg = load_config(o); }, prefix_of(o) + name + ": ")) return std::nullopt;
   install_stop_signals();
-  if (!setup_step([&] { open_session(p, std::move(cfg)); }, "netdaq run: ")) return std::nullopt;
+  if (!setup_step([&] { open_session(p, std::move(cfg)); }, prefix_of(o))) return std::nullopt;
   p.ntx = p.session->tx_queues().size();
   p.nrx = p.session->rx_queues().size();
   set_traffic_options(p, o);
-  if (!o.metrics.empty() && !setup_step([&] { start_metrics(p, o); }, "netdaq run: "))
+  if (!o.metrics.empty() && !setup_step([&] { start_metrics(p, o); }, prefix_of(o)))
     return std::nullopt;
   return p;
 }

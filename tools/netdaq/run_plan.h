@@ -17,6 +17,7 @@
 namespace netdaq::cli {
 
 struct RunOptions {
+  std::string command = "run";  // names the command in messages and the JSON (run, replay)
   std::string config;
   std::optional<double> duration;
   std::optional<uint64_t> packets;
@@ -41,6 +42,9 @@ struct RunPlan {
   // --metrics: declared last, stopped before the pipelines and the session go.
   std::unique_ptr<RunMetrics> metrics;
 };
+
+// "netdaq run: " (or the command that plans the run)
+inline std::string prefix_of(const RunOptions& o) { return "netdaq " + o.command + ": "; }
 
 // nullopt when the config or the session failed (printed on stderr).
 std::optional<RunPlan> plan_run(const RunOptions& o);

@@ -59,10 +59,10 @@ void add_check_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--root", o->root, "Read /sys and /proc under DIR (a recorded snapshot) instead of this machine")
       ->option_text("DIR");
   cmd->footer(
-      "Checks GPUDirect (driver, peermem, dma-buf probe, BAR1), topology (PCIe, NUMA), CPU and kernel\n"
-      "(isolation, governor, IRQs, hugepages, memlock, capabilities, IOMMU) and each NIC (driver, link,\n"
-      "MTU, rings, pause, GRO/LRO, XDP, queues, RDMA GIDs). Each says pass, warn, fail or skip, and\n"
-      "how to fix it.\n"
+      "Checks GPUDirect (driver, peermem, dma-buf probe, BAR1, clocks), topology (PCIe path,\n"
+      "MPS/MRRS, NUMA), CPU and kernel (isolation, governor, IRQs, hugepages, memlock, capabilities,\n"
+      "IOMMU) and each NIC (driver, link, MTU, rings, pause, GRO/LRO, XDP, queues, RDMA GIDs). Each\n"
+      "says pass, warn, fail or skip, and how to fix it.\n"
       "Exit status: 0 no failure, 1 a failure (or a bad config), 2 warnings only with --strict.");
   cmd->callback([o, exit_code] { *exit_code = run_check(*o); });
 }

@@ -1,9 +1,11 @@
 // GPUDirect RDMA: the NVIDIA driver (open modules for dma-buf), nvidia_peermem, each GPU's
 // attributes and BAR1, and an active probe: a device allocation exported as a dma-buf and
-// registered on every RDMA device with ibv_reg_dmabuf_mr, the test NCCL trusts.
+// registered on every RDMA device with ibv_reg_dmabuf_mr, the test NCCL trusts; and the GPU's
+// clocks and persistence mode (NVML).
 #include <algorithm>
 
 #include "check/checks.h"
+#include "check/nvml.h"
 #include "check/verbs_probe.h"
 
 namespace netdaq::cli::check {
@@ -184,6 +186,59 @@ void probe_check(const CheckContext& c, const GpuTarget& g, Checks& out) {
   }
 }
 
+std::string mhz(const std::optional<unsigned>& v) { return v ? std::to_string(*v) : "?"; }
+
+void clocks_check(const CheckContext& c, const GpuTarget& g, const NvmlInfo& nvml, Checks& out) {
+  const char* why =
+      "a GPU that drops to idle clocks (or unloads its driver state without persistence mode) between "
+      "bursts takes milliseconds to come back: kernels that keep up with line rate at full clocks fall "
+      "behind; applications clocks (or locked clocks) below the maximum cap every kernel";
+  if (!c.sys->live()) {
+    out.add("gpu.clocks", gpu_subject(g), Status::skip, "snapshot (--root): clocks need the live driver (NVML)", why);
+    return;
+  }
+  if (!nvml.usable) {
+    out.add("gpu.clocks", gpu_subject(g), Status::skip, nvml.why, why);
+    return;
+  }
+  const auto it = std::find_if(nvml.gpus.begin(), nvml.gpus.end(), [&](const NvmlGpu& n) { return n.bdf == g.bdf; });
+  if (it == nvml.gpus.end() || !it->why.empty()) {
+    out.add("gpu.clocks", gpu_subject(g), Status::skip, it == nvml.gpus.end() ? "not asked" : it->why, why);
+    return;
+  }
+  const NvmlGpu& n = *it;
+  std::string what = "SM " + mhz(n.sm) + " of max " + mhz(n.sm_max) + " MHz, memory " + mhz(n.mem) + " of max " +
+                     mhz(n.mem_max) + " MHz";
+  if (n.app_sm || n.app_mem)
+    what += "; applications clocks SM " + mhz(n.app_sm) + ", memory " + mhz(n.app_mem) + " MHz";
+  else
+    what += "; no applications clocks (not supported)";
+  what += "; persistence mode " + std::string(n.persistence ? (*n.persistence ? "on" : "off") : "unknown");
+  if (n.reasons) what += "; clock event reasons: " + clock_reasons_text(*n.reasons);
+  std::vector<std::string> bad, fix;
+  if (n.persistence && !*n.persistence) {
+    bad.push_back("persistence mode off");
+    fix.push_back("nvidia-smi -i " + g.bdf +
+                  " -pm 1 (or, surviving a reboot: systemctl enable --now nvidia-persistenced)");
+  }
+  if (n.app_sm && n.sm_max && *n.app_sm < *n.sm_max) {
+    bad.push_back("applications SM clock " + mhz(n.app_sm) + " < max " + mhz(n.sm_max) + " MHz");
+    fix.push_back("nvidia-smi -i " + g.bdf + " -lgc " + mhz(n.sm_max) + " (locks the SM clock; -rgc undoes it), or " +
+                  "nvidia-smi -i " + g.bdf + " -ac " + mhz(n.mem_max.has_value() ? n.mem_max : n.app_mem) + "," +
+                  mhz(n.sm_max) + " (a pair nvidia-smi -q -d SUPPORTED_CLOCKS lists); neither survives a reboot");
+  }
+  if (bad.empty()) {
+    out.add("gpu.clocks", gpu_subject(g), Status::pass, what, why);
+    return;
+  }
+  std::string fixes;
+  for (size_t i = 0; i < bad.size(); ++i) {
+    what += (i ? ", " : ": ") + bad[i];
+    fixes += (i ? "; " : "") + fix[i];
+  }
+  out.add("gpu.clocks", gpu_subject(g), Status::warn, what, why, fixes);
+}
+
 }  // namespace
 
 std::vector<CheckResult> gpudirect_checks(const CheckContext& c) {
@@ -196,12 +251,19 @@ std::vector<CheckResult> gpudirect_checks(const CheckContext& c) {
   if (c.gpus.empty()) {
     const std::string why =
         "no NVIDIA GPU" + (c.sys->live() && !c.driver.usable ? " (" + c.driver.why + ")" : std::string());
-    for (const char* name : {"gpu.attributes", "gpu.bar1", "gpu.dmabuf_probe"})
+    for (const char* name : {"gpu.attributes", "gpu.bar1", "gpu.clocks", "gpu.dmabuf_probe"})
       out.add(name, "", Status::skip, why, "per-GPU GPUDirect checks");
+  }
+  NvmlInfo nvml;
+  if (c.sys->live() && !c.gpus.empty()) {
+    std::vector<std::string> bdfs;
+    for (const auto& g : c.gpus) bdfs.push_back(g.bdf);
+    nvml = query_nvml(bdfs);
   }
   for (const auto& g : c.gpus) {
     attribute_checks(c, g, out);
     bar1_check(g, out);
+    clocks_check(c, g, nvml, out);
     probe_check(c, g, out);
   }
   return out.results();

@@ -150,6 +150,40 @@ uint64_t bar_size(const std::vector<std::string>& resource_lines, size_t index) 
   }
 }
 
+PcieConfig parse_pcie_config(const std::vector<uint8_t>& config) {
+  PcieConfig out;
+  const size_t n = config.size();
+  auto u16 = [&](size_t at) { return static_cast<uint16_t>(config[at] | config[at + 1] << 8); };
+  if (n < 0x40) return out;  // not even the header
+  out.complete = true;
+  if (!(u16(0x06) & 0x10)) return out;  // Status: no capability list
+  size_t at = config[0x34] & 0xfc;
+  for (int hops = 0; at >= 0x40 && hops < 48; ++hops) {  // 48: more than fit in 192 bytes (a loop guard)
+    if (at + 2 > n) return out.complete = false, out;
+    if (config[at] == 0x10) {
+      if (at + 0x0a > n) return out.complete = false, out;
+      out.express = true;
+      out.cap = static_cast<uint8_t>(at);
+      out.devcap = u16(at + 4) | static_cast<uint32_t>(u16(at + 6)) << 16;
+      out.devctl = u16(at + 8);
+      return out;
+    }
+    at = config[at + 1] & 0xfc;
+  }
+  return out;
+}
+
+uint16_t pcie_size_code(uint32_t bytes) {
+  uint16_t code = 0;
+  while (code < 7 && (128u << (code + 1)) <= bytes) ++code;
+  return code;
+}
+
+uint16_t pcie_devctl_with(uint16_t devctl, uint32_t mps, uint32_t mrrs) {
+  const uint16_t kept = devctl & static_cast<uint16_t>(~((7u << 5) | (7u << 12)));
+  return static_cast<uint16_t>(kept | pcie_size_code(mps) << 5 | pcie_size_code(mrrs) << 12);
+}
+
 std::string bytes_text(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;

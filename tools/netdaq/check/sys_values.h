@@ -54,6 +54,25 @@ MemlockLimit parse_memlock(const std::vector<std::string>& limits_lines);
 // Size of BAR `index` from a PCI device's sysfs `resource` file (0 when unused).
 uint64_t bar_size(const std::vector<std::string>& resource_lines, size_t index);
 
+// A PCI device's config space (sysfs `config`, binary): the PCI Express capability (id 0x10),
+// found by walking the capability list from offset 0x34.
+struct PcieConfig {
+  bool complete = false;  // false: the list runs past the bytes read (64 without CAP_SYS_ADMIN)
+  bool express = false;   // the PCI Express capability was found
+  uint8_t cap = 0;        // its offset (setpci's CAP_EXP)
+  uint32_t devcap = 0;    // Device Capabilities (cap + 4)
+  uint16_t devctl = 0;    // Device Control (cap + 8)
+  // Sizes in bytes (128 << the 3-bit field): devcap bits 2:0, devctl bits 7:5 and 14:12.
+  uint32_t mps_supported() const { return 128u << (devcap & 7); }
+  uint32_t mps() const { return 128u << ((devctl >> 5) & 7); }
+  uint32_t mrrs() const { return 128u << ((devctl >> 12) & 7); }
+};
+PcieConfig parse_pcie_config(const std::vector<uint8_t>& config);
+// The 3-bit size field of `bytes` (128 -> 0 ... 4096 -> 5).
+uint16_t pcie_size_code(uint32_t bytes);
+// Device Control with its MPS (bits 7:5) and MRRS (bits 14:12) set to these sizes, every other bit kept.
+uint16_t pcie_devctl_with(uint16_t devctl, uint32_t mps, uint32_t mrrs);
+
 std::string bytes_text(uint64_t bytes);  // "256 MiB", "80 GiB"
 
 }  // namespace netdaq::cli::check

@@ -43,6 +43,16 @@ std::vector<std::string> SysReader::lines(const std::string& path) const {
   return out;
 }
 
+std::optional<std::vector<uint8_t>> SysReader::read_bytes(const std::string& path, size_t max_bytes) const {
+  std::ifstream f(root_ + path, std::ios::binary);
+  if (!f) return std::nullopt;
+  std::vector<uint8_t> out(max_bytes);
+  f.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(max_bytes));
+  if (f.bad()) return std::nullopt;
+  out.resize(static_cast<size_t>(f.gcount()));
+  return out;
+}
+
 std::vector<std::string> SysReader::list(const std::string& dir) const {
   std::vector<std::string> out;
   std::error_code ec;

@@ -2,6 +2,7 @@
 // the checks at a recorded snapshot (tests/check/fixtures) instead of this machine.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,9 @@ class SysReader {
   std::optional<std::string> read(const std::string& path) const;
   std::optional<int64_t> read_int(const std::string& path) const;  // decimal or 0x hex
   std::vector<std::string> lines(const std::string& path) const;
+  // The file's bytes as read (binary: a PCI device's `config`); at most max_bytes; nullopt when it
+  // cannot be opened. sysfs may return fewer bytes than the file's size (config space: 64 without root).
+  std::optional<std::vector<uint8_t>> read_bytes(const std::string& path, size_t max_bytes = 4096) const;
   // Entry names of a directory, sorted; empty when missing.
   std::vector<std::string> list(const std::string& dir) const;
   bool exists(const std::string& path) const;
