@@ -35,13 +35,16 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -U LIBBPF_
       -DNETDAQ_WITH_AFXDP=OFF -DNETDAQ_WITH_DPDK=OFF \
       -DNETDAQ_FUZZ_SECONDS="$seconds" >/dev/null
 targets=(netdaq_config_fuzz netdaq_frame_fuzz netdaq_payload_fuzz netdaq_sequence_fuzz)
+# Read whole, then searched: `cmake --build --target help | grep -q` would fail under pipefail
+# when grep exits at its first match and the build tool dies of SIGPIPE.
+known_targets=$(cmake --build "$build_dir" --target help)
 # tests/fuzz/CMakeLists.txt adds the peer-file fuzzer only where the rdma engine is built.
-if cmake --build "$build_dir" --target help | grep -q '^netdaq_peer_file_fuzz:'; then
+if grep -q '^netdaq_peer_file_fuzz:' <<<"$known_targets"; then
   targets+=(netdaq_peer_file_fuzz)
 else
   echo "fuzz: no rdma engine in this build (libibverbs-dev, librdmacm-dev): peer_file not fuzzed"
 fi
-if cmake --build "$build_dir" --target help | grep -q '^netdaq_pcap_fuzz:'; then
+if grep -q '^netdaq_pcap_fuzz:' <<<"$known_targets"; then
   targets+=(netdaq_pcap_fuzz)
 fi
 cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]}"

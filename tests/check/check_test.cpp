@@ -285,10 +285,13 @@ TEST(CheckMachine, VethPairInNamespace) {
     std::string ns;
     ~Cleanup() { sh("ip netns del " + ns); }
   } cleanup{ns};
+  // nsenter enters only the network namespace: `ip -n` and `ip netns exec` also remount / and
+  // /sys, which fails where / is not a mount point (a chroot, as in the fresh-root check).
+  const std::string in_ns = "nsenter --net=/run/netns/" + ns + " -- ";
   const Result setup =
-      sh("ip netns add " + ns + " && ip -n " + ns + " link add ndqc0 type veth peer name ndqc1 && ip -n " + ns +
-         " addr add 10.231.0.1/24 dev ndqc0 && ip -n " + ns + " link set ndqc0 up && ip -n " + ns +
-         " link set ndqc1 up && ip -n " + ns + " link set ndqc0 mtu 1500");
+      sh("ip netns add " + ns + " && ip link add ndqc0 netns " + ns + " type veth peer name ndqc1 netns " + ns +
+         " && " + in_ns + "ip addr add 10.231.0.1/24 dev ndqc0 && " + in_ns + "ip link set ndqc0 up && " + in_ns +
+         "ip link set ndqc1 up && " + in_ns + "ip link set ndqc0 mtu 1500");
   ASSERT_EQ(setup.status, 0) << setup.out;
   const fs::path cfg = fs::temp_directory_path() / ("netdaq_check_veth_" + std::to_string(getpid()) + ".yaml");
   std::ofstream(cfg) << "memory_regions:\n  - {name: rx, kind: host, buf_size: 9216, num_bufs: 4096}\n"
@@ -298,7 +301,12 @@ TEST(CheckMachine, VethPairInNamespace) {
                         "  - name: sender\n    engine: socket\n    tx:\n      destination: udp://10.231.0.1:47000\n"
                         "      queues:\n        - {id: 0, memory_regions: [tx]}\n"
                         "run: {tx_payload_size: 8000}\n";  // 8028-byte packets: more than ndqc0's MTU
-  const Report r = check_json("'" + cfg.string() + "'", "ip netns exec " + ns + " ");
+  // /sys/class/net shows the namespace that mounted sysfs: netdaq check gets its own sysfs,
+  // mounted in a private mount namespace (nothing propagates back to this one's /sys).
+  const std::string own_sysfs =
+      "unshare --mount --propagation unchanged sh -c 'mount --make-rprivate /sys && mount -t sysfs sysfs /sys && "
+      "exec \"$0\" \"$@\"' ";
+  const Report r = check_json("'" + cfg.string() + "'", in_ns + own_sysfs);
   fs::remove(cfg);
   EXPECT_EQ(r.status, 1) << r.text;
   const json driver = find(r, "nic.driver", "ndqc0");
