@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include "check/dl_symbol.h"
 #include "check/sys_values.h"
 
 namespace netdaq::cli::check {
@@ -39,12 +40,6 @@ struct Api {
   CUresult (*cuGetErrorName)(CUresult, const char**) = nullptr;
 };
 
-template <class F>
-bool sym(void* lib, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  return f != nullptr;
-}
-
 const Api& api() {
   static const Api a = [] {
     Api x;
@@ -54,23 +49,23 @@ const Api& api() {
       return x;
     }
     // The _v2 names are the current ABI of the calls cuda.h renames with macros.
-    const bool ok = sym(x.lib, "cuInit", x.cuInit) && sym(x.lib, "cuDriverGetVersion", x.cuDriverGetVersion) &&
-                    sym(x.lib, "cuDeviceGetCount", x.cuDeviceGetCount) && sym(x.lib, "cuDeviceGet", x.cuDeviceGet) &&
-                    sym(x.lib, "cuDeviceGetName", x.cuDeviceGetName) &&
-                    sym(x.lib, "cuDeviceGetPCIBusId", x.cuDeviceGetPCIBusId) &&
-                    sym(x.lib, "cuDeviceTotalMem_v2", x.cuDeviceTotalMem) &&
-                    sym(x.lib, "cuDeviceGetAttribute", x.cuDeviceGetAttribute) &&
-                    sym(x.lib, "cuDevicePrimaryCtxRetain", x.cuDevicePrimaryCtxRetain) &&
-                    sym(x.lib, "cuDevicePrimaryCtxRelease_v2", x.cuDevicePrimaryCtxRelease) &&
-                    sym(x.lib, "cuCtxPushCurrent_v2", x.cuCtxPushCurrent) &&
-                    sym(x.lib, "cuCtxPopCurrent_v2", x.cuCtxPopCurrent) && sym(x.lib, "cuMemAlloc_v2", x.cuMemAlloc) &&
-                    sym(x.lib, "cuMemFree_v2", x.cuMemFree) && sym(x.lib, "cuGetErrorName", x.cuGetErrorName);
+    const bool ok = dl_symbol(x.lib, "cuInit", x.cuInit) && dl_symbol(x.lib, "cuDriverGetVersion", x.cuDriverGetVersion) &&
+                    dl_symbol(x.lib, "cuDeviceGetCount", x.cuDeviceGetCount) && dl_symbol(x.lib, "cuDeviceGet", x.cuDeviceGet) &&
+                    dl_symbol(x.lib, "cuDeviceGetName", x.cuDeviceGetName) &&
+                    dl_symbol(x.lib, "cuDeviceGetPCIBusId", x.cuDeviceGetPCIBusId) &&
+                    dl_symbol(x.lib, "cuDeviceTotalMem_v2", x.cuDeviceTotalMem) &&
+                    dl_symbol(x.lib, "cuDeviceGetAttribute", x.cuDeviceGetAttribute) &&
+                    dl_symbol(x.lib, "cuDevicePrimaryCtxRetain", x.cuDevicePrimaryCtxRetain) &&
+                    dl_symbol(x.lib, "cuDevicePrimaryCtxRelease_v2", x.cuDevicePrimaryCtxRelease) &&
+                    dl_symbol(x.lib, "cuCtxPushCurrent_v2", x.cuCtxPushCurrent) &&
+                    dl_symbol(x.lib, "cuCtxPopCurrent_v2", x.cuCtxPopCurrent) && dl_symbol(x.lib, "cuMemAlloc_v2", x.cuMemAlloc) &&
+                    dl_symbol(x.lib, "cuMemFree_v2", x.cuMemFree) && dl_symbol(x.lib, "cuGetErrorName", x.cuGetErrorName);
     if (!ok) {
       x.why = "libcuda.so.1 lacks a driver API call netdaq check needs (driver too old)";
       x.cuInit = nullptr;
       return x;
     }
-    (void)sym(x.lib, "cuMemGetHandleForAddressRange", x.cuMemGetHandleForAddressRange);  // driver >= 515
+    (void)dl_symbol(x.lib, "cuMemGetHandleForAddressRange", x.cuMemGetHandleForAddressRange);  // driver >= 515
     return x;
   }();
   return a;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "check/dl_symbol.h"
+
 namespace netdaq::cli::check {
 
 namespace {
@@ -29,12 +31,6 @@ struct Api {
   nvmlReturn_t (*nvmlDeviceGetReasons)(nvmlDevice_t, unsigned long long*) = nullptr;
 };
 
-template <class F>
-bool sym(void* lib, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  return f != nullptr;
-}
-
 const Api& api() {
   static const Api a = [] {
     Api x;
@@ -43,21 +39,21 @@ const Api& api() {
       x.why = "no NVML: libnvidia-ml.so.1 cannot be loaded (it comes with the NVIDIA driver)";
       return x;
     }
-    const bool ok = sym(x.lib, "nvmlInit_v2", x.nvmlInit) && sym(x.lib, "nvmlShutdown", x.nvmlShutdown) &&
-                    sym(x.lib, "nvmlErrorString", x.nvmlErrorString) &&
-                    sym(x.lib, "nvmlDeviceGetHandleByPciBusId_v2", x.nvmlDeviceGetHandleByPciBusId) &&
-                    sym(x.lib, "nvmlDeviceGetPersistenceMode", x.nvmlDeviceGetPersistenceMode) &&
-                    sym(x.lib, "nvmlDeviceGetClockInfo", x.nvmlDeviceGetClockInfo) &&
-                    sym(x.lib, "nvmlDeviceGetMaxClockInfo", x.nvmlDeviceGetMaxClockInfo) &&
-                    sym(x.lib, "nvmlDeviceGetApplicationsClock", x.nvmlDeviceGetApplicationsClock);
+    const bool ok = dl_symbol(x.lib, "nvmlInit_v2", x.nvmlInit) && dl_symbol(x.lib, "nvmlShutdown", x.nvmlShutdown) &&
+                    dl_symbol(x.lib, "nvmlErrorString", x.nvmlErrorString) &&
+                    dl_symbol(x.lib, "nvmlDeviceGetHandleByPciBusId_v2", x.nvmlDeviceGetHandleByPciBusId) &&
+                    dl_symbol(x.lib, "nvmlDeviceGetPersistenceMode", x.nvmlDeviceGetPersistenceMode) &&
+                    dl_symbol(x.lib, "nvmlDeviceGetClockInfo", x.nvmlDeviceGetClockInfo) &&
+                    dl_symbol(x.lib, "nvmlDeviceGetMaxClockInfo", x.nvmlDeviceGetMaxClockInfo) &&
+                    dl_symbol(x.lib, "nvmlDeviceGetApplicationsClock", x.nvmlDeviceGetApplicationsClock);
     if (!ok) {
       x.why = "libnvidia-ml.so.1 lacks an NVML call netdaq check needs (driver too old)";
       x.nvmlInit = nullptr;
       return x;
     }
     // Renamed in driver 535 (the old name stays as an alias).
-    if (!sym(x.lib, "nvmlDeviceGetCurrentClocksEventReasons", x.nvmlDeviceGetReasons))
-      (void)sym(x.lib, "nvmlDeviceGetCurrentClocksThrottleReasons", x.nvmlDeviceGetReasons);
+    if (!dl_symbol(x.lib, "nvmlDeviceGetCurrentClocksEventReasons", x.nvmlDeviceGetReasons))
+      (void)dl_symbol(x.lib, "nvmlDeviceGetCurrentClocksThrottleReasons", x.nvmlDeviceGetReasons);
     return x;
   }();
   return a;

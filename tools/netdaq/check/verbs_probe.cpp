@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "check/dl_symbol.h"
+
 namespace netdaq::cli::check {
 
 namespace {
@@ -23,12 +25,6 @@ struct Api {
 };
 constexpr int kAccess = 1 | 2 | 4;  // IBV_ACCESS_LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ
 
-template <class F>
-bool sym(void* lib, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  return f != nullptr;
-}
-
 }  // namespace
 
 std::vector<DmabufRegistration> register_dmabuf_everywhere(int fd, size_t size, uint64_t iova, std::string* why) {
@@ -36,14 +32,14 @@ std::vector<DmabufRegistration> register_dmabuf_everywhere(int fd, size_t size, 
   void* lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) return *why = "libibverbs.so.1 cannot be loaded (apt-get install libibverbs1)", out;
   Api a;
-  if (!(sym(lib, "ibv_get_device_list", a.get_device_list) && sym(lib, "ibv_free_device_list", a.free_device_list) &&
-        sym(lib, "ibv_get_device_name", a.get_device_name) && sym(lib, "ibv_open_device", a.open_device) &&
-        sym(lib, "ibv_close_device", a.close_device) && sym(lib, "ibv_alloc_pd", a.alloc_pd) &&
-        sym(lib, "ibv_dealloc_pd", a.dealloc_pd) && sym(lib, "ibv_dereg_mr", a.dereg_mr))) {
+  if (!(dl_symbol(lib, "ibv_get_device_list", a.get_device_list) && dl_symbol(lib, "ibv_free_device_list", a.free_device_list) &&
+        dl_symbol(lib, "ibv_get_device_name", a.get_device_name) && dl_symbol(lib, "ibv_open_device", a.open_device) &&
+        dl_symbol(lib, "ibv_close_device", a.close_device) && dl_symbol(lib, "ibv_alloc_pd", a.alloc_pd) &&
+        dl_symbol(lib, "ibv_dealloc_pd", a.dealloc_pd) && dl_symbol(lib, "ibv_dereg_mr", a.dereg_mr))) {
     *why = "libibverbs.so.1 lacks the calls the probe needs";
     return out;
   }
-  if (!sym(lib, "ibv_reg_dmabuf_mr", a.reg_dmabuf_mr)) {
+  if (!dl_symbol(lib, "ibv_reg_dmabuf_mr", a.reg_dmabuf_mr)) {
     *why = "libibverbs has no ibv_reg_dmabuf_mr (rdma-core older than 34)";
     return out;
   }
