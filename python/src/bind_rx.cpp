@@ -189,6 +189,9 @@ void bind_rx(py::module_& m) {
       .def("poll", [](const PyRxQueue& q) { return PyRxBurst(q.session, q.queue->poll()); },
            "Up to batch_size packets, or an empty burst; never blocks.")
       .def("stats", [](const PyRxQueue& q) { return to_dict(q.queue->stats()); })
+      .def_property_readonly("finished", [](const PyRxQueue& q) { return q.queue->finished(); },
+                             "True once a finite source (a capture file) was read to its end and every "
+                             "packet was handed out or counted as dropped; always False for a network.")
       .def_property_readonly("name", [](const PyRxQueue& q) { return q.queue->name(); })
       .def_property_readonly("interface", [](const PyRxQueue& q) { return q.queue->interface(); })
       .def_property_readonly("batch_size", [](const PyRxQueue& q) { return q.queue->config().batch_size; })
