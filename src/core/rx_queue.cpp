@@ -12,12 +12,20 @@
 
 namespace netdaq::detail {
 
+namespace {
+bool finite_source(const InterfaceConfig* iface) {
+  if (!iface) return false;
+  const auto caps = capabilities_of(*iface);
+  return caps && caps->finite_source;
+}
+}  // namespace
+
 RxQueueImpl::RxQueueImpl(QueueResources res, std::unique_ptr<RxPort> port)
     : res_(std::move(res)),
       port_(std::move(port)),
       free_(res_.queue->ring_depth + 1),
       ready_(res_.queue->ring_depth),
-      hold_back_(res_.iface && capabilities_of(*res_.iface) && capabilities_of(*res_.iface)->finite_source) {
+      hold_back_(finite_source(res_.iface)) {
   const uint32_t batch = res_.queue->batch_size;
   const uint32_t ndesc = res_.queue->ring_depth;
   packets_.resize(size_t{ndesc + 1} * batch);
