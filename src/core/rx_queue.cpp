@@ -25,7 +25,9 @@ RxQueueImpl::RxQueueImpl(QueueResources res, std::unique_ptr<RxPort> port)
       port_(std::move(port)),
       free_(res_.queue->ring_depth + 1),
       ready_(res_.queue->ring_depth),
-      hold_back_(finite_source(res_.iface)) {
+      hold_back_(finite_source(res_.iface)),
+      returned_(res_.queue->ring_depth + 1),
+      returning_(res_.queue->mode == PollMode::worker) {
   const uint32_t batch = res_.queue->batch_size;
   const uint32_t ndesc = res_.queue->ring_depth;
   packets_.resize(size_t{ndesc + 1} * batch);
@@ -45,6 +47,10 @@ RxQueueImpl::~RxQueueImpl() {
 }
 
 void RxQueueImpl::stop() noexcept {
+  // From here on a release frees at once; wait out releases that chose the worker's ring.
+  returning_.store(false, std::memory_order_seq_cst);
+  while (releasing_.load(std::memory_order_seq_cst) != 0) NETDAQ_CPU_RELAX();
+  reclaim();
   // Bursts the worker delivered but the application never polled.
   BurstDesc* d;
   while (ready_.pop(d)) {
@@ -85,13 +91,52 @@ RxBurst RxQueueImpl::poll() noexcept {
   return RxBurst(d);
 }
 
-void RxQueueImpl::release(BurstDesc* d) noexcept {
+void RxQueueImpl::free_packets(BurstDesc* d) noexcept {
   if (d->count > d->first) port_->release(d->pkts + d->first, d->count - d->first);
   d->count = d->first = 0;
   d->bytes = 0;
+}
+
+// Worker mode: O(1) on the application's thread, the buffers are freed by the worker
+// (reclaim). The returning_ check is repeated inside releasing_ so that stop(), which clears
+// it and then waits for releasing_ to drain, never misses a burst queued here.
+void RxQueueImpl::release(BurstDesc* d) noexcept {
+  if (d != &spare_ && returning_.load(std::memory_order_relaxed)) {
+    releasing_.fetch_add(1, std::memory_order_seq_cst);
+    if (returning_.load(std::memory_order_seq_cst)) {
+      returned_packets_.fetch_add(d->count - d->first, std::memory_order_relaxed);
+      returned_.enqueue_bulk(&d, 1);  // room for every burst: never full
+      releasing_.fetch_sub(1, std::memory_order_release);
+      outstanding_.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+    releasing_.fetch_sub(1, std::memory_order_release);
+  }
+  free_packets(d);
   if (d != &spare_) {
     put_free(d);
     outstanding_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+// The worker frees returned bursts inside a sequence lock: stats() subtracts the returned
+// packets the engine has not yet been told about from pool_in_use, and must not see the
+// engine's count and returned_packets_ from either side of one reclaim.
+void RxQueueImpl::reclaim() noexcept {
+  BurstDesc* got[64];
+  uint32_t n;
+  while ((n = returned_.dequeue_burst(got, 64)) != 0) {
+    const uint32_t seq = reclaim_seq_.load(std::memory_order_relaxed);
+    reclaim_seq_.store(seq + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    int64_t packets = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      packets += got[i]->count - got[i]->first;
+      free_packets(got[i]);
+      put_free(got[i]);
+    }
+    returned_packets_.fetch_sub(packets, std::memory_order_relaxed);
+    reclaim_seq_.store(seq + 2, std::memory_order_release);
   }
 }
 
@@ -109,6 +154,7 @@ void RxQueueImpl::put_free(BurstDesc* d) noexcept {
 }
 
 bool RxQueueImpl::worker_step() noexcept {
+  reclaim();
   if (hold_back_) return worker_step_held();
   if (!cur_ || (cur_ == &spare_ && cur_->count == 0)) {
     // The app holds all bursts: receive into spare_ (will drop). Leave spare_ as soon as
@@ -204,7 +250,21 @@ QueueStats RxQueueImpl::stats() const {
   s.interface = res_.iface->name;
   s.queue = res_.name;
   s.is_rx = true;
-  res_.counters->snapshot(s);
+  for (uint32_t spins = 0;; ++spins) {  // consistent with reclaim(): see there
+    const uint32_t seq = reclaim_seq_.load(std::memory_order_acquire);
+    if (!(seq & 1)) {
+      res_.counters->snapshot(s);
+      const int64_t returned = returned_packets_.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (reclaim_seq_.load(std::memory_order_relaxed) == seq) {
+        const auto r = static_cast<uint64_t>(std::max<int64_t>(returned, 0));
+        s.pool_in_use = s.pool_in_use > r ? s.pool_in_use - r : 0;
+        break;
+      }
+    }
+    if (spins < 128) NETDAQ_CPU_RELAX();
+    else sched_yield();
+  }
   port_->add_details(s);
   return s;
 }

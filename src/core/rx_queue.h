@@ -1,6 +1,8 @@
 // RX queue: hands bursts from an engine's RxPort to the application, either polled directly
 // by the caller or filled by a pinned worker thread (worker_thread.h: one per CPU, serving
-// every worker-mode queue pinned there) through an SPSC ring of bursts.
+// every worker-mode queue pinned there) through an SPSC ring of bursts. In worker mode the
+// application's release only queues the burst back to the worker, which frees its buffers on
+// the core that received them (their cache lines, and the pool's per-core cache, stay there).
 #pragma once
 
 #include <atomic>
@@ -23,7 +25,8 @@ class RxQueueImpl final : public BurstOwner {
   bool worker_step() noexcept;
   // Worker mode, after the last step: hands over (or drops) a partial burst.
   void worker_finish() noexcept;
-  // After the worker has finished: releases bursts the application never polled. Idempotent.
+  // After the worker has finished: frees what the application released but the worker did not
+  // reclaim, and bursts the application never polled. Later releases free at once. Idempotent.
   void stop() noexcept;
   RxBurst poll() noexcept;
   // A finite source has ended and every packet it produced was handed out (RxQueue::finished).
@@ -36,6 +39,8 @@ class RxQueueImpl final : public BurstOwner {
 
  private:
   void deliver_count(const BurstDesc& d) noexcept;
+  void free_packets(BurstDesc* d) noexcept;  // the burst's buffers back to the engine; d reusable
+  void reclaim() noexcept;                   // worker: frees the bursts the application returned
   void hand_over(BurstDesc* d) noexcept;  // worker: count, then push to ready_ (has room)
   bool worker_step_held() noexcept;      // worker_step for a finite source (hold_back_)
   BurstDesc* take_free() noexcept;
@@ -54,6 +59,12 @@ class RxQueueImpl final : public BurstOwner {
   std::atomic<int> outstanding_{0};  // bursts held by the application
   const bool hold_back_;              // finite source (a file): a full ring waits, never drops
   std::atomic<bool> drained_{false};  // worker: the port finished and its last burst was handed over
+  // Worker mode: bursts the application released, for the worker to free (room for all).
+  MpmcRing<BurstDesc*> returned_;
+  std::atomic<bool> returning_;             // the worker reclaims (until stop())
+  std::atomic<int> releasing_{0};           // application threads inside release() now
+  alignas(kCacheLine) std::atomic<int64_t> returned_packets_{0};  // their packets: released, pool not yet told
+  std::atomic<uint32_t> reclaim_seq_{0};    // odd while the worker frees (stats() reads around it)
 };
 
 

@@ -22,6 +22,10 @@ std::atomic<uint64_t> g_next_seq{0};
 std::atomic<uint64_t> g_tx_accepted{0};
 std::atomic<uint32_t> g_tx_limit{UINT32_MAX};  // packets the tx port accepts per call
 std::atomic<bool> g_tx_hold{false};  // tx port keeps sent buffers (in flight on the "wire")
+// The threads that last received and last freed rx packets (where the buffers are freed).
+std::atomic<std::thread::id> g_receive_thread{};
+std::atomic<std::thread::id> g_release_thread{};
+std::atomic<uint64_t> g_released{0};
 
 class CounterRx final : public RxPort {
  public:
@@ -45,7 +49,13 @@ class CounterRx final : public RxPort {
       for (unsigned s = 1; s < f.nseg; ++s) f.len[s] = 16;
       bytes += pkts[i].size();
     }
+    if (got) g_receive_thread = std::this_thread::get_id();
     return got;
+  }
+  void release(Packet* pkts, uint32_t n) noexcept override {
+    g_release_thread = std::this_thread::get_id();
+    g_released += n;
+    return_buffers(q_, pkts, n);
   }
   const QueueResources& resources() const noexcept override { return q_; }
 
@@ -117,6 +127,9 @@ class SessionTest : public ::testing::Test {
     g_tx_accepted = 0;
     g_tx_limit = UINT32_MAX;
     g_tx_hold = false;
+    g_receive_thread = std::thread::id{};
+    g_release_thread = std::thread::id{};
+    g_released = 0;
   }
 };
 
@@ -194,6 +207,45 @@ TEST_F(SessionTest, WorkerModeFillsRingAndCountsRingFullWhenAppIsSlow) {
   EXPECT_EQ(st.packets + st.drop(DropReason::ring_full), 16u * 20);
   EXPECT_GT(st.drop(DropReason::ring_full), 0u);
   EXPECT_EQ(st.pool_in_use, 0u);
+}
+
+// Worker mode: the application's release only hands the burst back; the worker frees its
+// buffers on its own core. pool_in_use counts what the application holds, exactly, at once.
+TEST_F(SessionTest, WorkerModeFreesReleasedBurstsOnTheWorkerAndCountsThemAtOnce) {
+  Session s(make_config(PollMode::worker, 16, 8, 4096));
+  auto& q = s.rx_queue("gen", 0);
+  g_budget = 16 * 6;
+  std::vector<RxBurst> held;
+  for (auto deadline = std::chrono::steady_clock::now() + 5s; held.size() < 6 && std::chrono::steady_clock::now() < deadline;)
+    if (auto b = q.poll()) held.push_back(std::move(b));
+  ASSERT_EQ(held.size(), 6u);
+  EXPECT_EQ(q.stats().pool_in_use, 16u * 6);
+  for (size_t i = 0; i < held.size(); ++i) {
+    held[i].release();
+    EXPECT_EQ(q.stats().pool_in_use, 16u * (held.size() - i - 1)) << "after releasing " << i + 1 << " bursts";
+  }
+  for (auto deadline = std::chrono::steady_clock::now() + 5s; g_released < 16 * 6 && std::chrono::steady_clock::now() < deadline;)
+    std::this_thread::sleep_for(100us);
+  EXPECT_EQ(g_released.load(), 16u * 6);
+  EXPECT_EQ(g_release_thread.load(), g_receive_thread.load()) << "the worker frees what it received";
+  EXPECT_NE(g_release_thread.load(), std::this_thread::get_id());
+  EXPECT_EQ(q.stats().pool_in_use, 0u);
+}
+
+// A burst held across Session::stop() (the worker is gone) is freed by its release itself.
+TEST_F(SessionTest, WorkerModeBurstReleasedAfterStopIsFreedAtOnce) {
+  Session s(make_config(PollMode::worker, 16, 8, 4096));
+  auto& q = s.rx_queue("gen", 0);
+  g_budget = 16 * 2;
+  RxBurst b;
+  for (auto deadline = std::chrono::steady_clock::now() + 5s; !b && std::chrono::steady_clock::now() < deadline;)
+    b = q.poll();
+  ASSERT_TRUE(b);
+  s.stop();
+  EXPECT_EQ(q.stats().pool_in_use, 16u) << "the burst still held; the one never polled was freed by stop()";
+  b.release();
+  EXPECT_EQ(g_release_thread.load(), std::this_thread::get_id());
+  EXPECT_EQ(q.stats().pool_in_use, 0u);
 }
 
 TEST_F(SessionTest, WorkerModeHandsOverPartialBurstAfterTimeout) {

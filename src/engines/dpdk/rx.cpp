@@ -125,8 +125,8 @@ class DpdkRx final : public RxPort {
   }
 
   void release(Packet* pkts, uint32_t n) noexcept override {
-    // In worker mode the application's thread frees what the worker received: registered as
-    // an lcore it frees into a mempool cache of its own, else straight into the pool's ring.
+    // Called on the thread that received the mbufs (in worker mode the worker frees what the
+    // application returned), so they go back into that lcore's mempool cache.
     ensure_lcore();
     rte_mbuf* m[256];
     uint32_t k = 0;
