@@ -95,6 +95,10 @@ const char* to_string(LaunchMode m) noexcept;
 
 // GPU data plane of one rx queue: packets -> contiguous frames in GPU memory (ARCHITECTURE §5).
 // Offsets count from the start of the UDP payload (segment 0 then segment 1 when split).
+// job_packets auto: per-job host work (a launch, an event, a doorbell) costs about what 1,000
+// packets of 1 KB take on PCIe, so jobs gather at least this many (bench/gpu/README.md).
+inline constexpr uint32_t kAutoJobPackets = 1024;
+
 struct ReorderConfig {
   std::string name;                 // label; default "<iface>/reorder<queue>"
   uint16_t queue = 0;               // rx queue id whose packets it takes
@@ -115,8 +119,10 @@ struct ReorderConfig {
   Staging staging = Staging::automatic;
   LaunchMode launch = LaunchMode::per_burst;
   uint32_t bursts_in_flight = 2;    // GPU jobs in flight (2 = double-buffered)
-  uint32_t job_packets = 0;         // 0: one GPU job per burst; N: gather small bursts into one
-                                    // job until it holds N packets or is job_timeout_us old
+  // Packets one GPU job gathers: N: small bursts go into one job until it holds N packets or
+  // is job_timeout_us old; 0: one job per burst; unset (`auto`): kAutoJobPackets, so bursts
+  // of fewer packets are gathered and bigger ones go alone.
+  std::optional<uint32_t> job_packets;
   uint32_t job_timeout_us = 100;
 };
 

@@ -83,7 +83,7 @@ void check_one(Checker& c, const InterfaceConfig& iface, const ReorderConfig& g,
   c.range(path + ".frame_buffers", g.frame_buffers, limits::frame_buffers);
   c.range(path + ".frame_timeout_us", g.frame_timeout_us, limits::frame_timeout_us);
   c.range(path + ".bursts_in_flight", g.bursts_in_flight, limits::bursts_in_flight);
-  c.range(path + ".job_packets", g.job_packets, limits::job_packets);
+  if (g.job_packets) c.range(path + ".job_packets", *g.job_packets, limits::job_packets);
   c.range(path + ".job_timeout_us", g.job_timeout_us, limits::job_timeout_us);
   if (g.frame_buffers < g.max_open_frames)
     c.error(path + ".frame_buffers", std::to_string(g.frame_buffers),

@@ -95,7 +95,7 @@ void read_reorder(YamlReader& r, const Node& n, const Path& path, ReorderConfig&
       {"launch", [&](const Node& v, const Path& p) { r.choice(v, p, g.launch, kLaunchModeNames); }},
       {"bursts_in_flight",
        [&](const Node& v, const Path& p) { r.integer(v, p, g.bursts_in_flight, limits::bursts_in_flight); }},
-      {"job_packets", [&](const Node& v, const Path& p) { r.integer(v, p, g.job_packets, limits::job_packets); }},
+      {"job_packets", [&](const Node& v, const Path& p) { r.integer_or_auto(v, p, g.job_packets, limits::job_packets); }},
       {"job_timeout_us",
        [&](const Node& v, const Path& p) { r.integer(v, p, g.job_timeout_us, limits::job_timeout_us); }},
   });

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "core/engine_descriptor.h"
+#include "core/reorder_layout.h"
 
 namespace netdaq::detail {
 
@@ -40,7 +41,9 @@ std::vector<PoolBudget> pool_budgets(const Config& cfg) {
             uint64_t gpu = 0;
             if (rx)
               for (const auto& g : iface.rx.reorder)
-                if (g.queue == q.id) gpu = add_sat(gpu, mul_sat(g.bursts_in_flight, uint64_t{q.batch_size} + g.job_packets));
+                if (g.queue == q.id)
+                  gpu = add_sat(gpu, mul_sat(g.bursts_in_flight,
+                                             uint64_t{q.batch_size} + gathered_packets(g, q.batch_size)));
             const uint64_t kernel = engine_buffers(iface, rx);
             b.users.push_back(
                 PoolUser{&iface, &q, rx, add_sat(add_sat(buffers_held(q, rx), gpu), kernel), gpu, kernel});

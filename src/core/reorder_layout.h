@@ -18,4 +18,13 @@ inline bool reads_in_place(Staging staging, const MemoryRegionConfig* samples) n
          (staging == Staging::automatic && samples && samples->kind == MemoryKind::device);
 }
 
+// Packets a GPU job gathers before it goes (0: one job per burst); job_packets auto:
+// kAutoJobPackets, so bursts that big or bigger go alone.
+inline uint32_t job_packets_of(const ReorderConfig& g) noexcept { return g.job_packets.value_or(kAutoJobPackets); }
+
+// Buffers one job in flight holds at most beyond the burst that completes it (the pool budget).
+inline uint32_t gathered_packets(const ReorderConfig& g, uint32_t batch_size) noexcept {
+  return !g.job_packets && batch_size >= kAutoJobPackets ? 0 : job_packets_of(g);
+}
+
 }  // namespace netdaq::detail

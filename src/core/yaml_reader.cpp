@@ -211,6 +211,23 @@ std::optional<uint64_t> YamlReader::integer_value(const YAML::Node& node, const 
   return v->negative ? 0 - v->magnitude : v->magnitude;
 }
 
+void YamlReader::integer_or_auto(const YAML::Node& node, const std::string& path, std::optional<uint32_t>& out,
+                                 Range allowed) {
+  const std::string message = allowed.describe() + ", or auto";
+  auto s = scalar(node, path, message, false);
+  if (!s) return;
+  if (*s == "auto") {
+    out.reset();
+    return;
+  }
+  auto v = parse_int(*s);
+  if (!v || !fits(*v, type_range<uint32_t>())) {
+    error(path, node, message);
+    return;
+  }
+  out = static_cast<uint32_t>(v->magnitude);
+}
+
 std::optional<size_t> YamlReader::choice_index(const YAML::Node& node, const std::string& path,
                                                std::span<const std::string_view> names) {
   const std::string allowed = "must be one of: " + join(names);

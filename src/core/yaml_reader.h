@@ -68,6 +68,9 @@ class YamlReader {
     if (auto v = integer_value(node, path, type_range<T>(), allowed)) out = static_cast<T>(*v);
   }
 
+  // An integer, or `auto` (out = nullopt: the default is chosen where it is used).
+  void integer_or_auto(const YAML::Node& node, const std::string& path, std::optional<uint32_t>& out, Range allowed);
+
   // One of `names`; out = E(index of the name).
   template <class E, size_t N>
   void choice(const YAML::Node& node, const std::string& path, E& out, const std::array<std::string_view, N>& names) {

@@ -64,6 +64,7 @@ struct FramePipeline::Impl {
   ReorderConfig cfg;
   bool copy = true;                // staging copy (else the kernel reads packets in place)
   uint32_t max_batch = 1024;       // packets per burst at most
+  uint32_t job_packets = 0;        // a job goes once it holds this many (0: one per burst)
   uint32_t job_capacity = 0;       // entries per job
   uint32_t in_bytes = 0, out_slot_bytes = 0;
   size_t frame_bytes = 0;
@@ -134,7 +135,8 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging) {
   frame_bytes = size_t{out_slot_bytes} * cfg.packets_per_frame;
   seq_bytes = cfg.seq_bits / 8;
   // A burst's packets plus the zeros of frames it closes; more entries spill into extra jobs.
-  job_capacity = std::max(max_batch, 1024u) + cfg.job_packets;
+  job_packets = detail::job_packets_of(cfg);
+  job_capacity = std::max(max_batch, 1024u) + job_packets;
   const uint32_t depth = std::max(cfg.bursts_in_flight, 1u);
 
   // Stream-ordered allocation: cudaMalloc/cudaFree may synchronize the whole device, which
@@ -150,7 +152,7 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging) {
   for (uint32_t k = 0; k < depth; ++k) {
     slots[k].entries = entry_mem + size_t{k} * job_capacity;
     if (copy) slots[k].srcs.resize(job_capacity);
-    slots[k].bursts.resize(std::max(cfg.job_packets, 1u));
+    slots[k].bursts.resize(std::max(job_packets, 1u));
   }
   if (copy) stager = std::make_unique<Stager>(cfg.gpu, depth, job_capacity, in_bytes);
   ExecutorOptions opts;
@@ -160,9 +162,11 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging) {
   exec = make_executor(cfg.launch, opts);
   missing.assign(size_t{cfg.frame_buffers} * tracker.words_per_frame(), 0);
   pending.resize(cfg.frame_buffers);
-  detail::log()->info("{}: gpu {}, {} B frames ({} x {} B {}), staging {}, launch {}, {} jobs in flight", who, cfg.gpu,
-              frame_bytes, cfg.packets_per_frame, out_slot_bytes, to_string(cfg.output), copy ? "copy" : "direct",
-              to_string(cfg.launch), depth);
+  detail::log()->info("{}: gpu {}, {} B frames ({} x {} B {}), staging {}, launch {}, {} jobs in flight, jobs of {}",
+                      who, cfg.gpu, frame_bytes, cfg.packets_per_frame, out_slot_bytes, to_string(cfg.output),
+                      copy ? "copy" : "direct", to_string(cfg.launch), depth,
+                      job_packets ? ">= " + std::to_string(job_packets) + " packets or " +
+                                        std::to_string(cfg.job_timeout_us) + " us" : std::string("one burst"));
 }
 
 void FramePipeline::Impl::retire() noexcept {
@@ -304,12 +308,12 @@ void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
   }
   cur->bursts[cur->nbursts++] = std::move(burst);
   // One job per burst, or gather small bursts until the job is big enough (job_packets).
-  if (cfg.job_packets == 0 || cur->count >= cfg.job_packets || cur->nbursts == cur->bursts.size()) submit_current();
+  if (job_packets == 0 || cur->count >= job_packets || cur->nbursts == cur->bursts.size()) submit_current();
 }
 
 // A job gathering small bursts goes once it is job_timeout_us old (frames wait for it).
 void FramePipeline::Impl::submit_if_due(uint64_t now) noexcept {
-  if (building && (cfg.job_packets == 0 || now - job_start_ns >= uint64_t{cfg.job_timeout_us} * 1000)) submit_current();
+  if (building && (job_packets == 0 || now - job_start_ns >= uint64_t{cfg.job_timeout_us} * 1000)) submit_current();
 }
 
 // ---------------------------------------------------------------------------------------

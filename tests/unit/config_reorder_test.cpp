@@ -180,14 +180,47 @@ TEST_F(ConfigReorder, SequenceBitsAndWindow) {
 
 TEST_F(ConfigReorder, PoolCountsTheBurstsTheGpuHolds) {
   Config c = valid();
+  reorder(c).job_packets = 0;  // one job per burst
   c.memory_regions[0].num_bufs = 64 * 64 + 64;  // ring_depth 64 x 64, plus one burst: not two
-  EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("ring_depth 64 x batch_size 64 + 128 held by the GPU (bursts_in_flight x (batch_size + job_packets)) = 4224"),
+  EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("ring_depth 64 x batch_size 64 + 128 held by the GPU (bursts_in_flight x (batch_size + job_packets; auto: 1024 below 1024-packet bursts)) = 4224"),
             std::string::npos)
       << issue_text(c, "memory_regions[0].num_bufs");
   c.memory_regions[0].num_bufs = 64 * 66;
   EXPECT_TRUE(c.validate().empty());
   reorder(c).job_packets = 256;  // two jobs of up to 256 gathered + one 64-packet burst each
   EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("+ 640 held by the GPU"), std::string::npos);
+  reorder(c).job_packets.reset();  // auto: 64-packet bursts are gathered into jobs of 1024
+  EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("+ 2176 held by the GPU"), std::string::npos);
+  c.interfaces[0].rx.queues[0].batch_size = 1024;  // auto: bursts this big go alone
+  c.memory_regions[0].num_bufs = 1024 * 66;
+  EXPECT_TRUE(c.validate().empty()) << issue_text(c, "memory_regions[0].num_bufs");
+}
+
+TEST_F(ConfigReorder, JobPacketsIsAnIntegerOrAuto) {
+  const char* yaml = R"(
+memory_regions:
+  - {name: pay, kind: pinned, gpu: 0, buf_size: 2048, num_bufs: 8192}
+interfaces:
+  - name: in
+    address: udp://127.0.0.1:5000
+    rx:
+      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]
+      reorder:
+        - {queue: 0, payload_size: 1024, packets_per_frame: 8, job_packets: JOB}
+)";
+  auto with = [&](const std::string& v) {
+    std::string t = yaml;
+    t.replace(t.find("JOB"), 3, v);
+    return t;
+  };
+  EXPECT_EQ(Config::parse(with("auto")).interfaces[0].rx.reorder[0].job_packets, std::nullopt);
+  EXPECT_EQ(Config::parse(with("0")).interfaces[0].rx.reorder[0].job_packets, 0u);
+  EXPECT_EQ(Config::parse(with("96")).interfaces[0].rx.reorder[0].job_packets, 96u);
+  const auto issues = test::parse_issues(with("many"));
+  const ConfigIssue* i = find_issue(issues, "interfaces[0].rx.reorder[0].job_packets");
+  ASSERT_NE(i, nullptr);
+  EXPECT_EQ(i->where.line, 10);
+  EXPECT_NE(i->message.find("or auto"), std::string::npos) << i->message;
 }
 
 TEST_F(ConfigReorder, OnePerQueue) {
