@@ -25,6 +25,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "netdaq/gpu.h"
@@ -104,13 +105,14 @@ struct Mode {
   const char* name;
   Staging staging;
   LaunchMode launch;
-  uint32_t job_packets = 0;  // gather small bursts into jobs of this many packets
+  std::optional<uint32_t> job_packets = 0;  // gather small bursts into jobs of this many (nullopt: auto)
 };
 
 struct Result {
   std::string mode;
   uint32_t payload = 0, burst = 0;
   double gbytes_s = 0, mpps = 0, cpu_ns_per_packet = 0, anchor_gbytes_s = 0;
+  double pipeline_ns_per_packet = 0;  // inside submit() and next_frame() only (no packet source)
   uint64_t frames = 0, waits = 0, dropped = 0;
   uint64_t offered = 0, placed = 0, bytes_expected = 0, bytes_to_gpu = 0, missing = 0;  // whole run
   std::string problems;  // empty: the counters match what was offered
@@ -237,10 +239,14 @@ Result run(const Mode& m, uint32_t payload, uint32_t burst, double seconds) {
   const uint64_t placed0 = st0.packets_placed;
   const auto t0 = Clock::now();
   const auto end = t0 + std::chrono::duration<double>(seconds);
+  Clock::duration in_pipeline{};
   while (Clock::now() < end) {
     for (int k = 0; k < 16; ++k) {
-      if (RxBurst b = src.next(seq)) p.submit(std::move(b));
+      RxBurst b = src.next(seq);
+      const auto a = Clock::now();
+      if (b) p.submit(std::move(b));
       while (Frame f = p.next_frame()) ++frames;
+      in_pipeline += Clock::now() - a;
     }
   }
   p.flush();
@@ -252,6 +258,7 @@ Result run(const Mode& m, uint32_t payload, uint32_t burst, double seconds) {
   r.gbytes_s = double(packets) * payload / dt / 1e9;
   r.mpps = double(packets) / dt / 1e6;
   r.cpu_ns_per_packet = dt * 1e9 / double(packets);
+  r.pipeline_ns_per_packet = std::chrono::duration<double>(in_pipeline).count() * 1e9 / double(packets);
   r.frames = frames;
   r.waits = st.waits;
   r.dropped = (st.no_buffer + st.late + st.duplicate + st.malformed) -
@@ -289,8 +296,9 @@ int main(int argc, char** argv) {
                         {"per_burst direct", Staging::direct, LaunchMode::per_burst},
                         {"graph copy", Staging::copy, LaunchMode::graph},
                         {"persistent direct", Staging::direct, LaunchMode::persistent},
-                        {"per_burst copy j1k", Staging::copy, LaunchMode::per_burst, 1024},
-                        {"persistent dir j1k", Staging::direct, LaunchMode::persistent, 1024}};
+                        {"per_burst copy auto", Staging::copy, LaunchMode::per_burst, std::nullopt},
+                        {"graph copy auto", Staging::copy, LaunchMode::graph, std::nullopt},
+                        {"persistent dir auto", Staging::direct, LaunchMode::persistent, std::nullopt}};
   std::printf("gpu %d: %s; FramePipeline fed from pinned host packets by one CPU thread, %.1f s per case\n", gpu,
               prop.name, seconds);
   bool all_ok = true;
@@ -303,16 +311,17 @@ int main(int argc, char** argv) {
         }
   if (!all_ok) return 3;
   std::printf("frames checked for every mode and burst size (every byte, and the counters)\n");
-  std::printf("%-18s %7s %6s %10s %9s %12s %11s %6s %8s %6s\n", "mode", "payload", "burst", "GB/s", "Mpps",
-              "CPU ns/pkt", "H2D GB/s", "ratio", "dropped", "check");
+  std::printf("%-19s %7s %6s %10s %9s %12s %13s %11s %6s %8s %6s\n", "mode", "payload", "burst", "GB/s", "Mpps",
+              "CPU ns/pkt", "pipeline ns", "H2D GB/s", "ratio", "dropped", "check");
   std::vector<Result> results;
   std::vector<std::string> failed;
   for (uint32_t payload : {1024u, 8192u})
     for (uint32_t burst : kBursts)
       for (const Mode& m : modes) {
         const Result r = run(m, payload, burst, seconds);
-        std::printf("%-18s %7u %6u %10.1f %9.2f %12.1f %11.1f %6.2f %8llu %6s\n", r.mode.c_str(), r.payload, r.burst,
-                    r.gbytes_s, r.mpps, r.cpu_ns_per_packet, r.anchor_gbytes_s, r.gbytes_s / r.anchor_gbytes_s,
+        std::printf("%-19s %7u %6u %10.1f %9.2f %12.1f %13.1f %11.1f %6.2f %8llu %6s\n", r.mode.c_str(), r.payload,
+                    r.burst, r.gbytes_s, r.mpps, r.cpu_ns_per_packet, r.pipeline_ns_per_packet, r.anchor_gbytes_s,
+                    r.gbytes_s / r.anchor_gbytes_s,
                     (unsigned long long)r.dropped, r.problems.empty() ? "ok" : "FAIL");
         if (!r.problems.empty())
           failed.push_back(r.mode + ", " + std::to_string(r.payload) + " B, bursts of " + std::to_string(r.burst) +
@@ -328,12 +337,12 @@ int main(int argc, char** argv) {
       const Result& r = results[i];
       std::fprintf(f,
                    "%s\n  {\"mode\": \"%s\", \"payload\": %u, \"burst\": %u, \"gbytes_s\": %.2f, \"mpps\": %.3f, "
-                   "\"cpu_ns_per_packet\": %.1f, \"h2d_gbytes_s\": %.2f, \"ratio\": %.3f, \"frames\": %llu, "
+                   "\"cpu_ns_per_packet\": %.1f, \"pipeline_ns_per_packet\": %.1f, \"h2d_gbytes_s\": %.2f, \"ratio\": %.3f, \"frames\": %llu, "
                    "\"waits\": %llu, \"dropped\": %llu, \"packets_offered\": %llu, \"packets_placed\": %llu, "
                    "\"bytes_expected\": %llu, \"bytes_to_gpu\": %llu, \"packets_missing\": %llu, \"check_ok\": %s, "
                    "\"problems\": \"%s\"}",
                    i ? "," : "", r.mode.c_str(), r.payload, r.burst, r.gbytes_s, r.mpps, r.cpu_ns_per_packet,
-                   r.anchor_gbytes_s, r.gbytes_s / r.anchor_gbytes_s, (unsigned long long)r.frames,
+                   r.pipeline_ns_per_packet, r.anchor_gbytes_s, r.gbytes_s / r.anchor_gbytes_s, (unsigned long long)r.frames,
                    (unsigned long long)r.waits, (unsigned long long)r.dropped, (unsigned long long)r.offered,
                    (unsigned long long)r.placed, (unsigned long long)r.bytes_expected,
                    (unsigned long long)r.bytes_to_gpu, (unsigned long long)r.missing,

@@ -69,6 +69,7 @@ struct FramePipeline::Impl {
   uint32_t in_bytes = 0, out_slot_bytes = 0;
   size_t frame_bytes = 0;
   unsigned seq_bytes = 8;
+  uint32_t fast_len = UINT32_MAX;  // mode sequence: a first segment this long holds seq and samples
 
   FrameTracker tracker;
   std::unique_ptr<PlaceExecutor> exec;
@@ -91,7 +92,7 @@ struct FramePipeline::Impl {
   explicit Impl(const ReorderConfig& c) : cfg(c), tracker(tracker_config(c)) {}
   ~Impl();
 
-  void setup(uint32_t batch, bool copy_staging);
+  void setup(uint32_t batch, bool copy_staging, uint32_t queue_bursts);
   void retire() noexcept;
   void wait_for_slot() noexcept;
   void submit_current() noexcept;
@@ -122,7 +123,8 @@ FramePipeline::Impl::~Impl() {
   if (entry_mem) cudaFreeHost(entry_mem);
 }
 
-void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging) {
+// queue_bursts: bursts the queue has (ring_depth), or 0 when unknown (no session).
+void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queue_bursts) {
   const std::string who = "gpu frame pipeline '" + cfg.name + "'";
   if (cfg.launch == LaunchMode::persistent && copy_staging)
     throw Error(Errc::invalid_config, who + ": launch persistent needs staging: direct (the persistent kernel "
@@ -134,6 +136,8 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging) {
   out_slot_bytes = static_cast<uint32_t>(converted_bytes(in_bytes, cfg.input, cfg.output));
   frame_bytes = size_t{out_slot_bytes} * cfg.packets_per_frame;
   seq_bytes = cfg.seq_bits / 8;
+  if (cfg.mode == ReorderMode::sequence)
+    fast_len = std::max(cfg.payload_offset + in_bytes, cfg.seq_offset + seq_bytes);
   // A burst's packets plus the zeros of frames it closes; more entries spill into extra jobs.
   job_packets = detail::job_packets_of(cfg);
   job_capacity = std::max(max_batch, 1024u) + job_packets;
@@ -148,11 +152,15 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging) {
   check(cudaHostAlloc(reinterpret_cast<void**>(&entry_mem), sizeof(PlacementEntry) * job_capacity * depth,
                       cudaHostAllocMapped | cudaHostAllocPortable),
         who + ": cudaHostAlloc of placement lists");
+  // Jobs in flight hold at most half the queue's bursts: the rest keep the receive going (an
+  // application waiting for a burst before it calls next_frame() would otherwise wait forever).
+  uint32_t bursts_per_job = std::max(job_packets, 1u);
+  if (queue_bursts) bursts_per_job = std::clamp(queue_bursts / (2 * depth), 1u, bursts_per_job);
   slots.resize(depth);
   for (uint32_t k = 0; k < depth; ++k) {
     slots[k].entries = entry_mem + size_t{k} * job_capacity;
     if (copy) slots[k].srcs.resize(job_capacity);
-    slots[k].bursts.resize(std::max(job_packets, 1u));
+    slots[k].bursts.resize(bursts_per_job);
   }
   if (copy) stager = std::make_unique<Stager>(cfg.gpu, depth, job_capacity, in_bytes);
   ExecutorOptions opts;
@@ -165,8 +173,10 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging) {
   detail::log()->info("{}: gpu {}, {} B frames ({} x {} B {}), staging {}, launch {}, {} jobs in flight, jobs of {}",
                       who, cfg.gpu, frame_bytes, cfg.packets_per_frame, out_slot_bytes, to_string(cfg.output),
                       copy ? "copy" : "direct", to_string(cfg.launch), depth,
-                      job_packets ? ">= " + std::to_string(job_packets) + " packets or " +
-                                        std::to_string(cfg.job_timeout_us) + " us" : std::string("one burst"));
+                      job_packets ? ">= " + std::to_string(job_packets) + " packets, " +
+                                        std::to_string(slots[0].bursts.size()) + " bursts or " +
+                                        std::to_string(cfg.job_timeout_us) + " us"
+                                  : std::string("one burst"));
 }
 
 void FramePipeline::Impl::retire() noexcept {
@@ -286,21 +296,41 @@ void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
   take_closed();
   const bool by_seq = cfg.mode == ReorderMode::sequence;
   const bool by_imm = cfg.mode == ReorderMode::immediate;
+  uint32_t n = 0;
   for (const Packet& p : burst) {
-    ++stats.packets_in;
-    const std::byte* samples = packet_bytes(p, cfg.payload_offset, in_bytes);
-    const std::byte* seq_at = by_seq ? packet_bytes(p, cfg.seq_offset, seq_bytes) : samples;
+    ++n;
+    const std::byte* samples;
+    const std::byte* seq_at;
+    uint32_t slot = 0;
+    const auto seg0 = p.segment(0);
+    if (seg0.size() >= fast_len) {
+      // The common case: sequence number and samples in the first segment, the frame of the
+      // packet before (FrameTracker::place_hot); the rest takes the general path below.
+      samples = seg0.data() + cfg.payload_offset;
+      seq_at = seg0.data() + cfg.seq_offset;
+      const uint64_t seq = load_uint(seq_at, seq_bytes, cfg.seq_byte_order);
+      if (tracker.place_hot(seq, &slot)) {
+        add_entry(reinterpret_cast<uint64_t>(samples), slot, copy ? samples : nullptr);
+        continue;
+      }
+      if (tracker.place(seq, now, &slot) == Placement::placed)
+        add_entry(reinterpret_cast<uint64_t>(samples), slot, copy ? samples : nullptr);
+      if (tracker.has_closed()) take_closed();
+      continue;
+    }
+    samples = packet_bytes(p, cfg.payload_offset, in_bytes);
+    seq_at = by_seq ? packet_bytes(p, cfg.seq_offset, seq_bytes) : samples;
     const std::optional<uint32_t> imm = p.immediate();
     if (!samples || !seq_at || (by_imm && !imm)) {
       ++stats.malformed;
       continue;
     }
     const uint64_t seq = by_imm ? *imm : by_seq ? load_uint(seq_at, seq_bytes, cfg.seq_byte_order) : 0;
-    uint32_t slot = 0;
     if (tracker.place(seq, now, &slot) == Placement::placed)
       add_entry(reinterpret_cast<uint64_t>(samples), slot, copy ? samples : nullptr);
     if (tracker.has_closed()) take_closed();
   }
+  stats.packets_in += n;
   if (!building) {
     // Nothing placed: the burst's buffers go back now.
     burst.release();
@@ -320,7 +350,7 @@ void FramePipeline::Impl::submit_if_due(uint64_t now) noexcept {
 
 FramePipeline::FramePipeline(const ReorderConfig& cfg) : impl_(std::make_unique<Impl>(cfg)) {
   if (impl_->cfg.name.empty()) impl_->cfg.name = "reorder";
-  impl_->setup(1024, !detail::reads_in_place(cfg.staging, nullptr));
+  impl_->setup(1024, !detail::reads_in_place(cfg.staging, nullptr), 0);
 }
 
 FramePipeline::FramePipeline(Session& session, std::string_view interface, const ReorderConfig& cfg) {
@@ -339,7 +369,7 @@ FramePipeline::FramePipeline(Session& session, std::string_view interface, const
   const MemoryRegionConfig* samples = detail::segment_region(check, *q, cfg.payload_offset, cfg.payload_size);
   impl_ = std::make_unique<Impl>(cfg);
   if (impl_->cfg.name.empty()) impl_->cfg.name = std::string(interface) + "/reorder" + std::to_string(cfg.queue);
-  impl_->setup(q->batch_size, !detail::reads_in_place(cfg.staging, samples));
+  impl_->setup(q->batch_size, !detail::reads_in_place(cfg.staging, samples), q->ring_depth);
 }
 
 FramePipeline::~FramePipeline() = default;

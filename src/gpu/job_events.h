@@ -21,8 +21,11 @@ class JobEvents {
   // Records the event of the next job on `stream` and counts the job as submitted.
   cudaError_t record(cudaStream_t stream) noexcept;
   // Counts finished jobs in order (cudaEventQuery); stops at the first unfinished one and
-  // at a CUDA fault, which it keeps for throw_if_fault().
-  uint64_t reap() noexcept;
+  // at a CUDA fault, which it keeps for throw_if_fault(). A query costs the host about as
+  // much as placing a few dozen packets, and callers ask once per burst or more: within
+  // kRequeryNs of an answer "not ready" it answers from what it knows, unless `force`.
+  uint64_t reap(bool force = false) noexcept;
+  static constexpr uint64_t kRequeryNs = 1000;
   // Remembers the first fault of the hot path (a failed launch) for throw_if_fault().
   void set_fault(cudaError_t err) noexcept;
   // Throws Error "<who>: <fault>" when a fault was seen.
@@ -37,6 +40,7 @@ class JobEvents {
   uint32_t depth_;
   uint64_t submitted_ = 0;
   uint64_t completed_ = 0;
+  uint64_t not_ready_ns_ = 0;  // when a query last answered "not ready" (0: since then, one did not)
   cudaError_t fault_ = cudaSuccess;
 };
 

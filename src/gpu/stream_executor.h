@@ -28,7 +28,7 @@ class StreamExecutor : public PlaceExecutor {
   uint64_t submitted() const noexcept final { return events_->submitted(); }
   void synchronize() final {
     check(cudaStreamSynchronize(stream_), who_ + ": cudaStreamSynchronize");
-    events_->reap();
+    events_->reap(true);
     events_->throw_if_fault();
   }
   cudaStream_t stream() const noexcept final { return stream_; }

@@ -289,8 +289,9 @@ struct ReferenceTracker {
 // frames are still open at the end (then closed by close_all).
 TEST(FrameTracker, RandomOrderMatchesAReferenceModel) {
   std::mt19937_64 rng(7);
-  uint64_t late_seen = 0, incomplete_seen = 0;
+  uint64_t late_seen = 0, incomplete_seen = 0, hot_placed = 0;
   for (int round = 0; round < 40; ++round) {
+    const bool hot = round % 4 >= 2;  // the pipeline's way: place_hot() first, place() when it declines
     const uint32_t ppf = 1 + rng() % 70;
     const uint32_t open = 2 + round % 3;
     FrameTracker t(cfg(ppf, open, 2 * open));
@@ -332,7 +333,9 @@ TEST(FrameTracker, RandomOrderMatchesAReferenceModel) {
     };
     for (uint64_t seq : seqs) {
       uint32_t s = 0;
-      if (t.place(seq, 0, &s) == Placement::placed) {
+      const bool placed_hot = hot && t.place_hot(seq, &s);
+      hot_placed += placed_hot;
+      if (placed_hot || t.place(seq, 0, &s) == Placement::placed) {
         EXPECT_EQ(s % ppf, seq % ppf);
         by_buffer[s / ppf].push_back(seq);
       }
@@ -360,6 +363,7 @@ TEST(FrameTracker, RandomOrderMatchesAReferenceModel) {
   // The rounds exercised what the model is for: late packets and incomplete frames.
   EXPECT_GT(late_seen, 0u);
   EXPECT_GT(incomplete_seen, 0u);
+  EXPECT_GT(hot_placed, 1000u);
 }
 
 TEST(FrameTracker, RefusesImpossibleConfigs) {

@@ -26,6 +26,10 @@ class ReceiverLoop {
           finished_ = true;
           r_.pub_finished.store(true, std::memory_order_release);
         }
+        // The pipeline may hold the bursts the queue waits for: a job gathering small bursts
+        // goes at its timeout, and finished jobs give theirs back, only when asked.
+        if (r_.pipeline)
+          while (gpu::Frame f = r_.pipeline->next_frame()) ++r_.frames_out;
         idle.wait();
         continue;
       }

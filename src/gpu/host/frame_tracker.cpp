@@ -16,6 +16,7 @@ FrameTracker::FrameTracker(const TrackerConfig& cfg) : cfg_(cfg) {
     bad("seq_bits must be 8, 16, 32 or 64");
   if (uint64_t{cfg.frame_buffers} * cfg.packets_per_frame >= UINT32_MAX)
     bad("frame_buffers x packets_per_frame must stay below 2^32 slots");
+  hot_wide_ = cfg.seq_bits == 64 && !cfg.arrival_order;
   words_ = (cfg.packets_per_frame + 63) / 64;
   bits_.assign(size_t{cfg.frame_buffers} * words_, 0);
   open_.resize(cfg.max_open_frames);

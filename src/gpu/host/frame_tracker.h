@@ -47,6 +47,24 @@ class FrameTracker {
   // Where the packet goes: on placed, *ring_slot = buffer * packets_per_frame + slot.
   // O(1) unless it closes frames; never allocates or throws.
   Placement place(uint64_t raw_seq, uint64_t now_ns, uint32_t* ring_slot) noexcept;
+  // place() for the common case, inline: a 64-bit sequence in the frame of the packet before,
+  // its slot free, and not the packet that completes the frame. False (nothing changed):
+  // call place(). The bookkeeping is place()'s, minus its checks for other frames.
+  bool place_hot(uint64_t seq, uint32_t* ring_slot) noexcept {
+    const uint64_t slot = seq - hot_start_;
+    Open* o = hot_;
+    if (!hot_wide_ || slot >= cfg_.packets_per_frame || !o) return false;
+    if (!o->active || o->index != hot_frame_ || o->buffer == kNoBuffer || o->received + 1 >= cfg_.packets_per_frame)
+      return false;
+    uint64_t& word = bits_[size_t{o->buffer} * words_ + slot / 64];
+    const uint64_t bit = uint64_t{1} << (slot % 64);
+    if (word & bit) return false;
+    word |= bit;
+    ++o->received;
+    ++stats_.placed;
+    *ring_slot = o->buffer * cfg_.packets_per_frame + static_cast<uint32_t>(slot);
+    return true;
+  }
   // Closes open frames whose first packet is older than the timeout (oldest first).
   void expire(uint64_t now_ns) noexcept;
   // Closes every open frame (end of stream).
@@ -96,6 +114,7 @@ class FrameTracker {
   Open* hot_ = nullptr;
   uint64_t hot_frame_ = 0;
   uint64_t hot_start_ = UINT64_MAX;  // hot_frame_ * packets_per_frame
+  bool hot_wide_ = false;            // place_hot() applies: 64-bit sequences, mode sequence
   TrackerStats stats_;
 };
 
