@@ -23,10 +23,11 @@ bool finite_source(const InterfaceConfig* iface) {
 RxQueueImpl::RxQueueImpl(QueueResources res, std::unique_ptr<RxPort> port)
     : res_(std::move(res)),
       port_(std::move(port)),
+      hold_back_(finite_source(res_.iface)),
       free_(res_.queue->ring_depth + 1),
       ready_(res_.queue->ring_depth),
-      hold_back_(finite_source(res_.iface)),
       returned_(res_.queue->ring_depth + 1),
+      idle_(new BurstDesc*[res_.queue->ring_depth]),
       returning_(res_.queue->mode == PollMode::worker) {
   const uint32_t batch = res_.queue->batch_size;
   const uint32_t ndesc = res_.queue->ring_depth;
@@ -35,7 +36,10 @@ RxQueueImpl::RxQueueImpl(QueueResources res, std::unique_ptr<RxPort> port)
   for (uint32_t i = 0; i < ndesc; ++i) {
     descs_[i] = BurstDesc{packets_.data() + size_t{i} * batch, 0, 0, batch, this};
     BurstDesc* p = &descs_[i];
-    free_.enqueue_bulk(&p, 1);
+    if (returning_.load(std::memory_order_relaxed))
+      worker_put(p);
+    else
+      free_.enqueue_bulk(&p, 1);
   }
   spare_ = BurstDesc{packets_.data() + size_t{ndesc} * batch, 0, 0, batch, this};
   port_->prepare(packets_.data(), packets_.size());
@@ -133,7 +137,7 @@ void RxQueueImpl::reclaim() noexcept {
     for (uint32_t i = 0; i < n; ++i) {
       packets += got[i]->count - got[i]->first;
       free_packets(got[i]);
-      put_free(got[i]);
+      worker_put(got[i]);
     }
     returned_packets_.fetch_sub(packets, std::memory_order_relaxed);
     reclaim_seq_.store(seq + 2, std::memory_order_release);
@@ -153,13 +157,22 @@ void RxQueueImpl::put_free(BurstDesc* d) noexcept {
   if (BurstDesc* old = hot_.exchange(d, std::memory_order_acq_rel)) free_.enqueue_burst(&old, 1);
 }
 
+// The worker's free bursts; when none is left, those the application returned meanwhile.
+BurstDesc* RxQueueImpl::worker_take() noexcept {
+  if (nidle_ == 0) reclaim();
+  return nidle_ ? idle_[--nidle_] : nullptr;
+}
+
+// Returned bursts are reclaimed when the worker runs out of free ones or has nothing to
+// receive, not every step: under load the application's releases then stay in its own cache
+// lines, and the worker takes many bursts back per visit.
 bool RxQueueImpl::worker_step() noexcept {
-  reclaim();
   if (hold_back_) return worker_step_held();
   if (!cur_ || (cur_ == &spare_ && cur_->count == 0)) {
     // The app holds all bursts: receive into spare_ (will drop). Leave spare_ as soon as
     // the app has released one, or the next batch is dropped although there is room.
-    if (BurstDesc* d = take_free()) cur_ = d;
+    BurstDesc* d = worker_take();
+    if (d) cur_ = d;
     else if (!cur_) cur_ = &spare_;
     cur_->count = cur_->first = 0;
     cur_->bytes = 0;
@@ -173,7 +186,7 @@ bool RxQueueImpl::worker_step() noexcept {
   const bool full = cur->count == cur->capacity;
   if (full || (cur->count && monotonic_ns() - first_ns_ >= uint64_t{res_.queue->timeout_us} * 1000)) {
     BurstDesc* d = nullptr;
-    if (cur == &spare_ && (d = take_free())) {  // a burst was released meanwhile
+    if (cur == &spare_ && (d = worker_take())) {  // a burst was released meanwhile
       std::copy(spare_.pkts, spare_.pkts + spare_.count, d->pkts);
       d->count = spare_.count;
       d->first = 0;
@@ -189,10 +202,11 @@ bool RxQueueImpl::worker_step() noexcept {
       port_->release(cur->pkts, cur->count);
       cur->count = 0;
       cur->bytes = 0;
-      if (cur != &spare_) put_free(cur);
+      if (cur != &spare_) worker_put(cur);
     }
     cur_ = nullptr;
   }
+  if (n == 0) reclaim();  // idle: the buffers go back now
   return n != 0;
 }
 
@@ -201,8 +215,9 @@ bool RxQueueImpl::worker_step() noexcept {
 // ring has room (a file cannot overflow; a network can), and at the end of the source the last
 // partial burst goes out at once, not at the timeout.
 bool RxQueueImpl::worker_step_held() noexcept {
+  reclaim();
   if (!cur_) {
-    if (!(cur_ = take_free())) return false;  // the application holds every burst: wait
+    if (!(cur_ = worker_take())) return false;  // the application holds every burst: wait
     cur_->count = cur_->first = 0;
     cur_->bytes = 0;
   }
@@ -240,7 +255,7 @@ void RxQueueImpl::worker_finish() noexcept {
     port_->release(cur->pkts, cur->count);
     cur->count = 0;
     cur->bytes = 0;
-    if (cur != &spare_) put_free(cur);
+    if (cur != &spare_) worker_put(cur);
   }
 }
 

@@ -46,25 +46,34 @@ class RxQueueImpl final : public BurstOwner {
   BurstDesc* take_free() noexcept;
   void put_free(BurstDesc* d) noexcept;
 
+  // Worker mode: the worker's free bursts, a plain stack only it touches (no atomics).
+  BurstDesc* worker_take() noexcept;
+  void worker_put(BurstDesc* d) noexcept { idle_[nidle_++] = d; }
+
   QueueResources res_;
   std::unique_ptr<RxPort> port_;
   std::vector<Packet> packets_;
   std::vector<BurstDesc> descs_;
-  BurstDesc spare_;                  // worker: receives here when the app holds every burst
-  MpmcRing<BurstDesc*> free_;
-  std::atomic<BurstDesc*> hot_{nullptr};  // the free burst released last (take_free)
-  SpscRing<BurstDesc*> ready_;
-  BurstDesc* cur_ = nullptr;         // worker: the burst being filled
-  uint64_t first_ns_ = 0;            // worker: when its first packet arrived
-  std::atomic<int> outstanding_{0};  // bursts held by the application
+  BurstDesc spare_;                   // worker: receives here when the app holds every burst
   const bool hold_back_;              // finite source (a file): a full ring waits, never drops
   std::atomic<bool> drained_{false};  // worker: the port finished and its last burst was handed over
-  // Worker mode: bursts the application released, for the worker to free (room for all).
-  MpmcRing<BurstDesc*> returned_;
-  std::atomic<bool> returning_;             // the worker reclaims (until stop())
-  std::atomic<int> releasing_{0};           // application threads inside release() now
-  alignas(kCacheLine) std::atomic<int64_t> returned_packets_{0};  // their packets: released, pool not yet told
-  std::atomic<uint32_t> reclaim_seq_{0};    // odd while the worker frees (stats() reads around it)
+  // Direct mode: free bursts, taken by poll() and given back by release() on any thread.
+  MpmcRing<BurstDesc*> free_;
+  std::atomic<BurstDesc*> hot_{nullptr};  // the free burst released last (take_free)
+  SpscRing<BurstDesc*> ready_;            // worker -> application
+  MpmcRing<BurstDesc*> returned_;         // application -> worker (room for every burst)
+  // The worker's side.
+  alignas(kCacheLine) BurstDesc* cur_ = nullptr;  // the burst being filled
+  uint64_t first_ns_ = 0;                         // when its first packet arrived
+  std::unique_ptr<BurstDesc*[]> idle_;            // free bursts (worker_take / worker_put)
+  uint32_t nidle_ = 0;
+  // The application's side.
+  alignas(kCacheLine) std::atomic<int> outstanding_{0};  // bursts held by the application
+  std::atomic<bool> returning_;                           // the worker reclaims (until stop())
+  std::atomic<int> releasing_{0};                         // application threads inside release() now
+  // Both: returned packets the engine has not been told about, and the reclaim sequence lock.
+  alignas(kCacheLine) std::atomic<int64_t> returned_packets_{0};
+  std::atomic<uint32_t> reclaim_seq_{0};  // odd while the worker frees (stats() reads around it)
 };
 
 

@@ -1,6 +1,8 @@
 // The idle back-off of every polling loop of the CLI (senders, receivers, capture): retry at
-// once a few times (a poll is a syscall in direct mode), then sleep in short steps so that a
-// sender and a receiver can share the cores of a small box. No sched_yield(): on a CPU shared
+// once for kSpinNs, then sleep in short steps so that a sender and a receiver can share the
+// cores of a small box. The spin is timed, not counted: a worker-mode poll is a ring check of
+// a few ns, and a worker fills its next burst in about a microsecond at line rate; after 16
+// empty polls a sleep (50 us or more on a VM) let the worker's ring overflow. No sched_yield(): on a CPU shared
 // with a busy process it hands that process a whole time slice (milliseconds), while a short
 // sleep gets the CPU back on wake-up.
 #pragma once
@@ -23,17 +25,38 @@ class IdleBackoff {
   explicit IdleBackoff(bool busy = false) noexcept : busy_(busy) {}
   // After a poll (or send) that got nothing.
   void wait() noexcept {
+    if (busy_) return;
     ++empty_;
-    if (busy_ || empty_ < kSpins) return;
+    if (!sleeping_) {
+      // The clock every kClockEvery empty polls: reading it (tens of ns on a VM) would cost
+      // more than the poll.
+      if (empty_ % kClockEvery != 0) return;
+      const uint64_t now = now_ns();
+      if (empty_ == kClockEvery) idle_since_ = now;
+      if (now - idle_since_ < kSpinNs) return;
+      sleeping_ = true;
+      empty_ = 0;
+    }
     sleep_us(empty_ < kShortSleeps ? 10 : 50);
   }
   // After one that got something.
-  void reset() noexcept { empty_ = 0; }
+  void reset() noexcept {
+    empty_ = 0;
+    sleeping_ = false;
+  }
 
  private:
-  static constexpr uint32_t kSpins = 16;         // empty polls retried at once
+  static uint64_t now_ns() noexcept {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+  }
+  static constexpr uint64_t kSpinNs = 100'000;  // empty polls retried at once for this long
+  static constexpr uint32_t kClockEvery = 64;
   static constexpr uint32_t kShortSleeps = 512;  // then 10 µs sleeps up to here, then 50 µs
   uint32_t empty_ = 0;
+  uint64_t idle_since_ = 0;
+  bool sleeping_ = false;
   bool busy_;
 };
 
