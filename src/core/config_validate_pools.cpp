@@ -19,7 +19,7 @@ std::string describe(const PoolUser& u) {
   s += extra ? "(ring_depth " + std::to_string(q.ring_depth) + " + 1)" : "ring_depth " + std::to_string(q.ring_depth);
   s += " x batch_size " + std::to_string(q.batch_size);
   if (u.gpu_buffers)
-    s += " + " + std::to_string(u.gpu_buffers) + " held by the GPU (bursts_in_flight x (batch_size + job_packets; auto: 1024 below 1024-packet bursts))";
+    s += " + " + std::to_string(u.gpu_buffers) + " held by the GPU (bursts_in_flight x (batch_size + job_packets, at most ring_depth / 2 bursts in all))";
   if (u.engine_buffers) {
     s += " + " + std::to_string(u.engine_buffers);
     if (const EngineDescriptor* engine = find_descriptor(u.iface->engine); engine && engine->lent_buffers_why)

@@ -42,8 +42,7 @@ std::vector<PoolBudget> pool_budgets(const Config& cfg) {
             if (rx)
               for (const auto& g : iface.rx.reorder)
                 if (g.queue == q.id)
-                  gpu = add_sat(gpu, mul_sat(g.bursts_in_flight,
-                                             uint64_t{q.batch_size} + gathered_packets(g, q.batch_size)));
+                  gpu = add_sat(gpu, mul_sat(g.bursts_in_flight, buffers_per_job(g, q.batch_size, q.ring_depth)));
             const uint64_t kernel = engine_buffers(iface, rx);
             b.users.push_back(
                 PoolUser{&iface, &q, rx, add_sat(add_sat(buffers_held(q, rx), gpu), kernel), gpu, kernel});

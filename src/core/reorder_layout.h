@@ -2,6 +2,7 @@
 // Shared by the validator and gpu::FramePipeline, so the rules live in one place.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "netdaq/config.h"
@@ -22,9 +23,19 @@ inline bool reads_in_place(Staging staging, const MemoryRegionConfig* samples) n
 // kAutoJobPackets, so bursts that big or bigger go alone.
 inline uint32_t job_packets_of(const ReorderConfig& g) noexcept { return g.job_packets.value_or(kAutoJobPackets); }
 
-// Buffers one job in flight holds at most beyond the burst that completes it (the pool budget).
-inline uint32_t gathered_packets(const ReorderConfig& g, uint32_t batch_size) noexcept {
-  return !g.job_packets && batch_size >= kAutoJobPackets ? 0 : job_packets_of(g);
+// Bursts one GPU job may gather: a job goes once it holds job_packets, or when it has its
+// share of half the queue's bursts (ring_depth; 0: unknown), the rest keeping the receive
+// going: an application that waits for a burst before it asks for frames would wait forever.
+inline uint32_t bursts_per_job(const ReorderConfig& g, uint32_t ring_depth) noexcept {
+  const uint32_t most = std::max(job_packets_of(g), 1u);
+  if (!ring_depth) return most;
+  return std::clamp(ring_depth / (2 * std::max(g.bursts_in_flight, 1u)), 1u, most);
+}
+
+// Buffers one GPU job in flight holds at most (the pool budget): the packets it gathered
+// (fewer than job_packets) plus the burst that completed it, in at most bursts_per_job bursts.
+inline uint64_t buffers_per_job(const ReorderConfig& g, uint32_t batch_size, uint32_t ring_depth) noexcept {
+  return std::min<uint64_t>(uint64_t{batch_size} + job_packets_of(g), uint64_t{bursts_per_job(g, ring_depth)} * batch_size);
 }
 
 }  // namespace netdaq::detail

@@ -152,10 +152,7 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   check(cudaHostAlloc(reinterpret_cast<void**>(&entry_mem), sizeof(PlacementEntry) * job_capacity * depth,
                       cudaHostAllocMapped | cudaHostAllocPortable),
         who + ": cudaHostAlloc of placement lists");
-  // Jobs in flight hold at most half the queue's bursts: the rest keep the receive going (an
-  // application waiting for a burst before it calls next_frame() would otherwise wait forever).
-  uint32_t bursts_per_job = std::max(job_packets, 1u);
-  if (queue_bursts) bursts_per_job = std::clamp(queue_bursts / (2 * depth), 1u, bursts_per_job);
+  const uint32_t bursts_per_job = detail::bursts_per_job(cfg, queue_bursts);
   slots.resize(depth);
   for (uint32_t k = 0; k < depth; ++k) {
     slots[k].entries = entry_mem + size_t{k} * job_capacity;

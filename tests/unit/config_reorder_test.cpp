@@ -182,18 +182,18 @@ TEST_F(ConfigReorder, PoolCountsTheBurstsTheGpuHolds) {
   Config c = valid();
   reorder(c).job_packets = 0;  // one job per burst
   c.memory_regions[0].num_bufs = 64 * 64 + 64;  // ring_depth 64 x 64, plus one burst: not two
-  EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("ring_depth 64 x batch_size 64 + 128 held by the GPU (bursts_in_flight x (batch_size + job_packets; auto: 1024 below 1024-packet bursts)) = 4224"),
+  EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("ring_depth 64 x batch_size 64 + 128 held by the GPU (bursts_in_flight x (batch_size + job_packets, at most ring_depth / 2 bursts in all)) = 4224"),
             std::string::npos)
       << issue_text(c, "memory_regions[0].num_bufs");
   c.memory_regions[0].num_bufs = 64 * 66;
   EXPECT_TRUE(c.validate().empty());
   reorder(c).job_packets = 256;  // two jobs of up to 256 gathered + one 64-packet burst each
   EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("+ 640 held by the GPU"), std::string::npos);
-  reorder(c).job_packets.reset();  // auto: 64-packet bursts are gathered into jobs of 1024
-  EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("+ 2176 held by the GPU"), std::string::npos);
-  c.interfaces[0].rx.queues[0].batch_size = 1024;  // auto: bursts this big go alone
-  c.memory_regions[0].num_bufs = 1024 * 66;
-  EXPECT_TRUE(c.validate().empty()) << issue_text(c, "memory_regions[0].num_bufs");
+  reorder(c).job_packets.reset();  // auto: 1024 packets, but at most 16 of the 64 bursts per job
+  EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("+ 2048 held by the GPU"), std::string::npos);
+  c.interfaces[0].rx.queues[0].ring_depth = 16;  // 4 bursts per job
+  c.memory_regions[0].num_bufs = 16 * 64;
+  EXPECT_NE(issue_text(c, "memory_regions[0].num_bufs").find("+ 512 held by the GPU"), std::string::npos);
 }
 
 TEST_F(ConfigReorder, JobPacketsIsAnIntegerOrAuto) {
