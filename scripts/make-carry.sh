@@ -11,6 +11,8 @@
 #                                  DPDK 22.11: the headers, the libraries netdaq links and
 #                                  their runtime needs (libnuma, libfdt, libbsd, libmd), and
 #                                  the net_ring, net_null and mempool_ring drivers
+#   .carry/dpdk/bin/dpdk-testpmd   this machine's dpdk-testpmd (dpdk-dev) with its libraries in
+#                                  .carry/dpdk/testpmd (the benchmarks' reference receiver)
 # Every .pc file names its prefix relative to ${pcfiledir}, so .carry/ works wherever the
 # working tree is copied. Idempotent: .carry/ is made anew on every run. Run as root or as a
 # user that may run apt-get download (the package lists must be current: apt-get update).
@@ -147,5 +149,27 @@ Version: $version
 Libs: -L\${libdir}$libs -lbsd
 Cflags: $cflags
 EOF
+
+# dpdk-testpmd, the reference receiver of bench/dpdk_vs_testpmd.sh and bench/pipeline.sh: this
+# machine's binary (package dpdk-dev, installed here) in .carry/dpdk/testpmd/ with every library
+# it loads (ldd, here) that .carry/dpdk/lib lacks, the drivers it links included;
+# .carry/dpdk/bin/dpdk-testpmd runs it with those on its own LD_LIBRARY_PATH only, so that
+# Debian 12's libsystemd, libz, ... never shadow the GPU machine's own for other programs. Its
+# net_null / net_ring drivers come from -d .carry/dpdk/pmds (NETDAQ_DPDK_DRIVERS), as netdaq's.
+testpmd=$(command -v dpdk-testpmd) || { echo "make-carry: dpdk-testpmd not found (apt-get install dpdk-dev)" >&2; exit 1; }
+! ldd "$testpmd" | grep -q "not found" || { echo "make-carry: $testpmd: $(ldd "$testpmd" | grep "not found")" >&2; exit 1; }
+mkdir -p "$dpdk/bin" "$dpdk/testpmd/lib"
+cp "$testpmd" "$dpdk/testpmd/dpdk-testpmd"
+ldd "$testpmd" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
+  case "$name" in libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*) continue ;; esac
+  [ -e "$dpdk/lib/$name" ] || cp -L "$path" "$dpdk/testpmd/lib/$name"
+done
+cat > "$dpdk/bin/dpdk-testpmd" <<'EOF'
+#!/bin/sh
+# Debian 12's dpdk-testpmd with the libraries it needs (scripts/make-carry.sh)
+here=$(dirname "$(readlink -f "$0")")/..
+LD_LIBRARY_PATH=$here/testpmd/lib:$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec "$here/testpmd/dpdk-testpmd" "$@"
+EOF
+chmod +x "$dpdk/bin/dpdk-testpmd"
 
 echo "make-carry: $(du -sh "$carry" | cut -f1) in .carry (include, pcap-root, httplib-root, rdma-root, dpdk)"

@@ -10,10 +10,14 @@
 //       target >= 0.9x
 //   (c) zero-copy: the place kernel reading the same pinned buffers directly over PCIe,
 //       per burst and as one job, vs the same host-to-device cudaMemcpy (no target)
+//   h2d the anchor of (b) and (c) alone: one pinned host-to-device cudaMemcpy of --h2d-mib MiB
+//       per packet size (section "h2d_pinned"; bench/pipeline.sh's GPU limit)
 // Every case is checked against the CPU reference once before it is timed.
 //
-//   netdaq_gpu_throughput [--d2d-mib N] [--h2d-mib N] [--reps N] [--gpu I] [--stager-streams N]
-//                         [--json PATH]
+//   netdaq_gpu_throughput [--sections LIST] [--d2d-mib N] [--h2d-mib N] [--reps N] [--gpu I]
+//                         [--stager-streams N] [--json PATH]
+//   --sections LIST  comma-separated: a (or place), b (or staged), c (or zero_copy), h2d;
+//                    default a,b,c (h2d's figure is already the anchor of b and c)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -69,6 +73,7 @@ struct Options {
   int reps = 20, gpu = 0;
   uint32_t stager_streams = 4;  // (b): the Stager's own streams in the "N streams" rows
   std::string json;
+  bool place = true, staged = true, zero_copy = true, h2d = false;  // --sections
 };
 
 struct Row {
@@ -194,6 +199,26 @@ void bench_place(const Options& o, cudaStream_t stream, std::vector<Row>& rows) 
   }
 }
 
+// The anchor of (b) and (c): one pinned host-to-device copy of `bytes` bytes, GB/s.
+double h2d_anchor_gbps(const Options& o, cudaStream_t stream, const DevBuf<std::byte>& packed_host,
+                       const DevBuf<std::byte>& dev, uint64_t bytes) {
+  const double t_h2d = median_ms(o, stream, [&] {
+    CK(cudaMemcpyAsync(dev.p, packed_host.p, bytes, cudaMemcpyHostToDevice, stream));
+  });
+  return gbps(double(bytes), t_h2d);
+}
+
+// h2d: the anchor alone, per packet size (the same bytes as (b) and (c) copy).
+void bench_h2d_anchor(const Options& o, cudaStream_t stream, std::vector<Row>& rows) {
+  for (uint32_t size : {1024u, 8192u}) {
+    const uint64_t bytes = uint64_t{static_cast<uint32_t>((o.h2d_mib << 20) / size)} * size;
+    DevBuf<std::byte> packed_host(bytes, true), dev(bytes);
+    std::memset(packed_host.p, 0x5A, bytes);
+    const double anchor = h2d_anchor_gbps(o, stream, packed_host, dev, bytes);
+    rows.push_back({"h2d_pinned", "cudaMemcpy pinned H2D", size, 0, double(bytes) / (1 << 20), anchor, anchor, 0});
+  }
+}
+
 // (b) and (c): packets in pinned buffers scattered over a pool, in random order.
 void bench_h2d(const Options& o, cudaStream_t stream, std::vector<Row>& rows) {
   std::mt19937_64 rng(2);
@@ -214,10 +239,7 @@ void bench_h2d(const Options& o, cudaStream_t stream, std::vector<Row>& rows) {
 
     // The anchor: one pinned host-to-device copy of the same bytes.
     DevBuf<std::byte> dev(uint64_t{n} * size);
-    const double t_h2d = median_ms(o, stream, [&] {
-      CK(cudaMemcpyAsync(dev.p, packed_host.p, uint64_t{n} * size, cudaMemcpyHostToDevice, stream));
-    });
-    const double anchor = gbps(bytes, t_h2d);
+    const double anchor = h2d_anchor_gbps(o, stream, packed_host, dev, uint64_t{n} * size);
 
     // Bursts driven as the frame pipeline drives the Stager: one caller stream, stage() of
     // each burst then (check pass only) a consumer on that stream reading the slot, bursts
@@ -242,6 +264,7 @@ void bench_h2d(const Options& o, cudaStream_t stream, std::vector<Row>& rows) {
     };
     DevBuf<std::byte> consumed(uint64_t{n} * size);
     for (const Case& c : cases) {
+      if (!o.staged) break;
       if (ns == 0 && c.name.find("caller") == std::string::npos) continue;  // same as the caller row
       for (uint32_t burst : {64u, 1024u}) {
         const uint32_t bursts = n / burst, kSlots = 4;
@@ -279,6 +302,7 @@ void bench_h2d(const Options& o, cudaStream_t stream, std::vector<Row>& rows) {
       }
     }
 
+    if (!o.zero_copy) continue;
     // (c) the place kernel reads the pool itself (mapped pinned memory, same address on the GPU).
     std::vector<uint32_t> slots(n);
     std::iota(slots.begin(), slots.end(), 0u);
@@ -340,19 +364,47 @@ void write_json(const std::string& path, const std::string& device, const std::v
   if (f != stdout) std::fclose(f);
 }
 
+// --sections LIST: false (said on stderr) for an unknown section or an empty list.
+bool parse_sections(const std::string& list, Options& o) {
+  o.place = o.staged = o.zero_copy = o.h2d = false;
+  size_t start = 0, n = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    const std::string s = list.substr(start, end - start);
+    start = end + 1;
+    if (s.empty()) continue;
+    ++n;
+    if (s == "a" || s == "place") o.place = true;
+    else if (s == "b" || s == "staged") o.staged = true;
+    else if (s == "c" || s == "zero_copy") o.zero_copy = true;
+    else if (s == "h2d") o.h2d = true;
+    else {
+      std::fprintf(stderr, "--sections: unknown section '%s' (a|place, b|staged, c|zero_copy, h2d)\n", s.c_str());
+      return false;
+    }
+  }
+  if (n == 0) std::fprintf(stderr, "--sections: empty list (a|place, b|staged, c|zero_copy, h2d)\n");
+  return n > 0;
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has = i + 1 < argc;
     if (a == "--json" && has) o.json = argv[++i];
-    else if (a == "--d2d-mib" && has) o.d2d_mib = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--sections" && has) {
+      if (!parse_sections(argv[++i], o)) std::exit(1);
+    } else if (a == "--d2d-mib" && has) o.d2d_mib = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--h2d-mib" && has) o.h2d_mib = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--reps" && has) o.reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--gpu" && has) o.gpu = std::atoi(argv[++i]);
     else if (a == "--stager-streams" && has) o.stager_streams = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     else {
-      std::fprintf(stderr, "usage: %s [--d2d-mib N] [--h2d-mib N] [--reps N] [--gpu I] [--stager-streams N] [--json PATH]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--sections a,b,c,h2d] [--d2d-mib N] [--h2d-mib N] [--reps N] [--gpu I] [--stager-streams N] "
+                   "[--json PATH]\n",
+                   argv[0]);
       std::exit(a == "--help" ? 0 : 1);
     }
   }
@@ -377,8 +429,9 @@ int main(int argc, char** argv) {
   cudaStream_t stream;
   CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::vector<Row> rows;
-  bench_place(o, stream, rows);
-  bench_h2d(o, stream, rows);
+  if (o.place) bench_place(o, stream, rows);
+  if (o.h2d) bench_h2d_anchor(o, stream, rows);
+  if (o.staged || o.zero_copy) bench_h2d(o, stream, rows);
   print(rows);
   if (!o.json.empty()) write_json(o.json, p.name, rows);
   CK(cudaStreamDestroy(stream));
