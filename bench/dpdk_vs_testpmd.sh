@@ -127,29 +127,11 @@ need_other_cpus --main-cpu "$main_cpu" --rx-cpu "$rx_cpu"
 case "$memory" in huge|plain) ;; *) die "--memory: huge or plain" ;; esac
 [ "$perf" = 0 ] || command -v perf >/dev/null || die "--perf: perf not found"
 
-hp_file=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
-hp_added=0
-hugepages_give_back() {  # what this script reserved (others may hold more)
-  [ "$hp_added" -gt 0 ] || return 0
-  local now
-  now=$(cat "$hp_file")
-  echo $((now > hp_added ? now - hp_added : 0)) >"$hp_file" 2>/dev/null || true
-}
 exit_hooks+=(hugepages_give_back)
 lab_init d 197  # namespaces ndqdA<pid> / ndqdB<pid>, veths ndqdva / ndqdvb, 10.197.0.0/24 (case afxdp)
 
 # ---- hugepages ----
-if [ "$memory" = huge ] && [ "$hugepages" -gt 0 ]; then
-  hp_before=$(cat "$hp_file")
-  echo $((hp_before + hugepages)) >"$hp_file" || true
-  hp_added=$(( $(cat "$hp_file") - hp_before ))
-  [ "$hp_added" -gt 0 ] || hp_added=0
-  echo "hugepages: reserved $hp_added x 2 MiB (asked $hugepages; $hp_before were reserved before)" >&2
-fi
-if [ "$memory" = huge ]; then
-  free_mb=$(( $(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages) * 2 ))
-  [ "$free_mb" -ge 320 ] || die "only $free_mb MiB of 2 MiB hugepages free; each receiver needs ~300 (--hugepages N)"
-fi
+[ "$memory" != huge ] || hugepages_reserve "$hugepages" 320 "each receiver needs ~300"
 
 rt_cmd=()  # set per case: --rt applies to the null case
 

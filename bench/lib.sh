@@ -40,6 +40,31 @@ find_netdaq() {
   "$netdaq" --version | grep -q "$1" || die "$netdaq has no $1 engine ($("$netdaq" --version | sed -n 2p))"
 }
 
+# ---- 2 MiB hugepages: what a script reserves, it gives back (hugepages_give_back on exit) ----
+hp_file=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+hp_added=0
+# hugepages_reserve N NEED_MB WHY: reserves N more (0: none), then dies unless NEED_MB are free
+hugepages_reserve() {
+  if [ "$1" -gt 0 ]; then
+    local before
+    before=$(cat "$hp_file")
+    echo $((before + $1)) >"$hp_file" || true
+    hp_added=$(($(cat "$hp_file") - before))
+    [ "$hp_added" -gt 0 ] || hp_added=0
+    echo "hugepages: reserved $hp_added x 2 MiB (asked $1; $before were reserved before)" >&2
+  fi
+  local free_mb
+  free_mb=$(($(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages) * 2))
+  [ "$free_mb" -ge "$2" ] || die "only $free_mb MiB of 2 MiB hugepages free; $3 (--hugepages N)"
+}
+hugepages_give_back() {  # what this script reserved (others may hold more)
+  [ "$hp_added" -gt 0 ] || return 0
+  local now
+  now=$(cat "$hp_file")
+  echo $((now > hp_added ? now - hp_added : 0)) >"$hp_file" 2>/dev/null || true
+  hp_added=0
+}
+
 # ---- background processes: tracked, so that the exit trap can stop what still runs ----
 pids=()
 track() { pids+=("$1"); }

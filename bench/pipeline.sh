@@ -186,18 +186,12 @@ testpmd=$(realpath "$testpmd")
 prefix=ndqp$$
 bound=$((duration + 60))  # seconds any one process may run (timeout -s INT, then KILL); CUDA starts slowly
 tmp=$(mktemp -d)
-hp_file=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
-hp_added=0
 cleanup() {
   local rc=$? p
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf /var/run/dpdk/"$prefix"_* 2>/dev/null || true
-  if [ "$hp_added" -gt 0 ]; then  # what this script reserved (others may hold more)
-    local now
-    now=$(cat "$hp_file")
-    echo $((now > hp_added ? now - hp_added : 0)) >"$hp_file" 2>/dev/null || true
-  fi
+  hugepages_give_back
   if [ -n "$keep" ]; then mkdir -p "$keep" && cp -r "$tmp"/. "$keep"/; fi
   rm -rf "$tmp"
   exit $rc
@@ -205,17 +199,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if [ "$memory" = huge ] && [ "$hugepages" -gt 0 ]; then
-  hp_before=$(cat "$hp_file")
-  echo $((hp_before + hugepages)) >"$hp_file" || true
-  hp_added=$(($(cat "$hp_file") - hp_before))
-  [ "$hp_added" -gt 0 ] || hp_added=0
-  echo "hugepages: reserved $hp_added x 2 MiB (asked $hugepages; $hp_before were reserved before)" >&2
-fi
-if [ "$memory" = huge ]; then
-  free_mb=$(($(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages) * 2))
-  [ "$free_mb" -ge 640 ] || die "only $free_mb MiB of 2 MiB hugepages free; a row needs up to ~600 (--hugepages N, or --memory plain)"
-fi
+[ "$memory" != huge ] || hugepages_reserve "$hugepages" 640 "a row needs up to ~600 (or --memory plain)"
 
 # NETDAQ_DPDK_DRIVERS=DIR: drivers to load with -d, for a DPDK copied to a machine without its
 # package (scripts/gpu-check.sh), where EAL's built-in driver path is empty.

@@ -179,10 +179,10 @@ bool RxQueueImpl::worker_step() noexcept {
   }
   BurstDesc* cur = cur_;
   const uint32_t n = port_->receive(cur->pkts + cur->count, cur->capacity - cur->count, cur->bytes);
-  if (n) {
-    if (cur->count == 0) first_ns_ = monotonic_ns();
-    cur->count += n;
-  }
+  // The burst's first packets start its timeout, unless they fill it at once (the clock is
+  // read per burst only when it is needed).
+  if (n && cur->count == 0 && n < cur->capacity) first_ns_ = monotonic_ns();
+  cur->count += n;
   const bool full = cur->count == cur->capacity;
   if (full || (cur->count && monotonic_ns() - first_ns_ >= uint64_t{res_.queue->timeout_us} * 1000)) {
     BurstDesc* d = nullptr;
