@@ -18,7 +18,17 @@
 // memory itself, a burst took ~4 us more per CTA (70 us with 16 CTAs, 500 us with 132), the
 // PCIe reads of many pollers queueing behind each other; `groups` pollers (4 by default) is
 // the price of concurrency.
-// Every burst takes one device-scope atomic per CTA of its group.
+// Every burst the group places together takes one device-scope atomic per CTA of its group.
+// Per-burst chain (ExecutorOptions::persistent, PersistentTuning; bench/gpu/README.md,
+// "Persistent kernel: where the latency goes"): small bursts (solo_max_bytes) and groups of
+// one CTA are placed by the leader alone, which stores DONE itself (no relay wait, no
+// arrivals; the other CTAs see the job in the relay and skip it); the relay is one 64-byte
+// line of seq-tagged words (one store, one load, no fence); the doorbell poll is an acquire
+// load (no system-scope fence after READY); arrivals are one atom.inc each; the first
+// spin_polls polls after a burst do not sleep. PersistentTuning::legacy() is the chain as it
+// was before (relaxed poll + fence, go-word relay, __threadfence + fetch_add, backoff at once).
+// Keep the kernel free of register spills (ptxas -v: 0 bytes stack frame): every acquire load
+// invalidates L1, so a stack reload after it is an L2 round trip on the burst's path.
 //
 // Rules the rest of the process must follow while this kernel runs (it never returns on its
 // own): no cudaDeviceSynchronize, no cudaFree / cudaMalloc of device memory (they may
@@ -63,6 +73,25 @@ using SysWord = cuda::atomic_ref<uint32_t, cuda::thread_scope_system>;
 using DevWord = cuda::atomic_ref<uint32_t, cuda::thread_scope_device>;
 using DevWord64 = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
 
+// PersistentTuning as kernel flags (uniform branches: a predicate per burst, nothing per byte).
+enum : uint32_t { kAcquireLoad = 1, kTaggedRelay = 2, kIncArrival = 4 };
+
+// What a CTA does with the burst of this round (shared memory, double-buffered by round).
+enum : int { kPlace = 0, kSolo = 1, kSkip = 2, kQuit = 3 };
+
+struct KernelParams {
+  BurstDescriptor* ring;  // device address of the mapped ring
+  RingControl* ctl;
+  uint32_t* arrive;       // slots + 1 zeroed device words: per-descriptor arrivals, then the start count
+  std::byte* relays;      // `groups` zeroed Relays of relay_stride bytes
+  PersistentTraceRecord* trace;  // nullptr: no stamps
+  uint32_t slots, relay_stride, groups;  // groups <= slots, groups <= gridDim.x
+  uint32_t flags;
+  uint32_t solo_max_bytes;
+  uint32_t spin_polls;
+  uint32_t trace_records;
+};
+
 __device__ __forceinline__ uint4 load_relaxed_sys(const uint4* p) {
   uint4 v;
   asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -72,22 +101,75 @@ __device__ __forceinline__ uint4 load_relaxed_sys(const uint4* p) {
   return v;
 }
 
-// Device-side relay from a group's leader to its other CTAs: go = seq + 1 once
-// jobs[seq % slots] holds burst seq's job; quit = 1 when the host asked to stop. One per
-// group, each on its own lines.
+__device__ __forceinline__ uint4 load_acquire_sys(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.acquire.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
+__device__ __forceinline__ unsigned long long load_acquire_gpu(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_relaxed_gpu(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+// Returns the old value; the word becomes old >= wrap ? 0 : old + 1.
+__device__ __forceinline__ uint32_t atom_inc_acq_rel_gpu(uint32_t* p, uint32_t wrap) {
+  uint32_t old;
+  asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(wrap) : "memory");
+  return old;
+}
+
+__device__ __forceinline__ uint64_t globaltimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+  return t;
+}
+
+// Device-side relay from a group's leader to its other CTAs, one per group, each on its own
+// lines. Line k carries burst seq's job when seq % slots == k:
+//  - tagged relay: word i = (uint32(seq + 1) << 32) | 32-bit word i of the job, each stored
+//    by its own lane with one 64-bit store (single-copy atomic), all 8 in one 64-byte line:
+//    a reader that sees all 8 tags equal to seq + 1 has the whole job from one load;
+//  - go relay: the job in words 0..3, then go = seq + 1 (release); quit = 1 when the host
+//    asked to stop (both relays).
+struct alignas(64) RelayLine {
+  unsigned long long w[8];
+};
 struct alignas(128) Relay {
   unsigned long long go;
   unsigned int quit;
   unsigned int pad[29];
-  PlaceJob jobs[1];  // slots of them
+  RelayLine lines[1];  // slots of them
 };
-static_assert(offsetof(Relay, jobs) == 128);
+static_assert(offsetof(Relay, lines) == 128 && sizeof(RelayLine) == 64 && sizeof(PlaceJob) == 8 * sizeof(uint32_t));
 
-size_t relay_bytes(uint32_t slots) { return (offsetof(Relay, jobs) + sizeof(PlaceJob) * slots + 127) / 128 * 128; }
+size_t relay_bytes(uint32_t slots) { return (offsetof(Relay, lines) + sizeof(RelayLine) * slots + 127) / 128 * 128; }
+
+// Whether the group's leader places this burst alone (then it stores DONE itself and the
+// other CTAs skip it). Every CTA of the group computes the same answer from the same job.
+__device__ __forceinline__ bool placed_alone(const KernelParams& p, const PlaceJob& job, uint32_t size) {
+  if (p.solo_max_bytes == 0) return false;
+  if (size == 1) return true;
+  // Other CTAs skip a burst they never saw only with tags (wait_for_tagged_relay): keep the
+  // go relay to whole-group bursts.
+  if (!(p.flags & kTaggedRelay)) return false;
+  const uint64_t per = job.in_bytes > job.out_slot_bytes ? job.in_bytes : job.out_slot_bytes;
+  return uint64_t{job.count} * per <= p.solo_max_bytes;
+}
 
 // Warp 0 of a leader, all lanes: waits until descriptor d holds burst `seq`; lanes 1 and 2
-// copy its job to `job` and to `relay_job`. False: stop. Stop is looked at only while nothing
-// is ready, so bursts already published still run.
+// copy its job to `job`. False: stop. Stop is looked at only while nothing is ready, so
+// bursts already published still run.
 // One poll = lanes 0..3 each load 16 bytes: one warp instruction, one PCIe read of the whole
 // 64-byte descriptor (state, seq, job, seq_check), so a READY descriptor is used at once
 // instead of costing a second round trip for the job. The read is accepted only when state is
@@ -95,114 +177,251 @@ size_t relay_bytes(uint32_t slots) { return (offsetof(Relay, jobs) + sizeof(Plac
 // writes the job, then seq_check (release), then READY (release), so a read whose two 32-byte
 // sectors came from different moments is refused and polled again. Assumed: each 32-byte
 // sector of the read is one snapshot of the host's cache line (a PCIe read of one line is
-// served from one coherent copy of it). The acquire fence then orders everything the
-// host published before READY (e.g. the entries it points to) before this CTA's placing.
-__device__ bool wait_for_burst(BurstDescriptor& d, uint64_t seq, RingControl& ctl, PlaceJob& job,
-                               PlaceJob& relay_job) {
+// served from one coherent copy of it). The acquire (each load's own with kAcquireLoad, else
+// a system-scope fence once READY is seen) then orders everything the host published before
+// READY (e.g. the entries it points to) before this CTA's placing.
+__device__ bool wait_for_burst(const KernelParams& p, BurstDescriptor& d, uint64_t seq, PlaceJob& job) {
   const unsigned lane = threadIdx.x & 31;
   const uint4* src = reinterpret_cast<const uint4*>(&d);
+  const bool acquire_load = (p.flags & kAcquireLoad) != 0;
   unsigned backoff = kMinBackoffNs;
   for (unsigned polls = 1;; ++polls) {
     uint4 v = make_uint4(0, 0, 0, 0);
-    if (lane < 4) v = load_relaxed_sys(src + lane);
+    if (lane < 4) v = acquire_load ? load_acquire_sys(src + lane) : load_relaxed_sys(src + lane);
     const uint32_t state = __shfl_sync(~0u, v.x, 0);
     const uint64_t got = (uint64_t{__shfl_sync(~0u, v.w, 0)} << 32) | __shfl_sync(~0u, v.z, 0);
     const uint64_t check = (uint64_t{__shfl_sync(~0u, v.y, 3)} << 32) | __shfl_sync(~0u, v.x, 3);
     if (state == static_cast<uint32_t>(DescState::ready) && got == seq && check == seq) {
-      cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
-      if (lane == 1 || lane == 2) {
-        reinterpret_cast<uint4*>(&job)[lane - 1] = v;
-        reinterpret_cast<uint4*>(&relay_job)[lane - 1] = v;
-      }
+      if (!acquire_load) cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+      if (lane == 1 || lane == 2) reinterpret_cast<uint4*>(&job)[lane - 1] = v;
       return true;
     }
     int stop = 0;
-    if (polls % 8 == 0 && lane == 0) stop = SysWord(ctl.stop).load(cuda::memory_order_relaxed) != 0;
+    if (polls % 8 == 0 && lane == 0) stop = SysWord(p.ctl->stop).load(cuda::memory_order_relaxed) != 0;
     if (__shfl_sync(~0u, stop, 0)) return false;
-    __nanosleep(backoff);
-    backoff = min(backoff * 2, kMaxBackoffNs);
+    if (polls > p.spin_polls) {
+      __nanosleep(backoff);
+      backoff = min(backoff * 2, kMaxBackoffNs);
+    }
   }
 }
 
-// Thread 0 of a group's other CTAs: waits for the leader to relay burst seq (false: stop;
-// a burst already relayed is still placed).
-__device__ bool wait_for_relay(Relay& r, uint64_t seq, uint32_t slot, PlaceJob& job) {
+// Warp 0 of a leader, all lanes, after wait_for_burst and a __syncwarp: hands `job` (shared)
+// to the group's other CTAs. `solo`: the leader places it alone; the others only need to see
+// it to skip it, so the tagged stores need no release.
+__device__ void relay_job(const KernelParams& p, Relay& r, uint32_t slot, uint64_t seq, const PlaceJob& job,
+                          bool solo) {
+  const unsigned lane = threadIdx.x & 31;
+  RelayLine& line = r.lines[slot];
+  if (p.flags & kTaggedRelay) {
+    // Release for the tagged stores (the other CTAs then read what the host published before
+    // READY): the system-scope fence of wait_for_burst is one already; with acquire loads, a
+    // device-scope fence (nothing of ours is in flight, so it should be short).
+    if ((p.flags & kAcquireLoad) && !solo) fence_acq_rel_gpu();
+    if (lane < 8)
+      store_relaxed_gpu(&line.w[lane], (uint64_t{static_cast<uint32_t>(seq + 1)} << 32) |
+                                           reinterpret_cast<const uint32_t*>(&job)[lane]);
+  } else {
+    if (lane == 1 || lane == 2)
+      reinterpret_cast<uint4*>(&line)[lane - 1] = reinterpret_cast<const uint4*>(&job)[lane - 1];
+    __syncwarp();  // the job's stores ordered before lane 0's release below
+    if (lane == 0) DevWord64(r.go).store(seq + 1, cuda::memory_order_release);
+  }
+}
+
+// Warp 0 of a group's other CTAs, tagged relay: waits for burst seq's line. kPlace with the
+// job in `job` (the caller decides kPlace / kSkip from it), kSkip when the line already holds
+// a later burst (seq was placed by the leader alone: a burst the whole group places cannot be
+// overwritten before this CTA arrived for it, as its descriptor is reused only after DONE),
+// kQuit when the host asked to stop and seq was not relayed.
+__device__ int wait_for_tagged_relay(const KernelParams& p, Relay& r, uint32_t slot, uint64_t seq, PlaceJob& job) {
+  const unsigned lane = threadIdx.x & 31;
+  const unsigned long long* line = r.lines[slot].w;
+  const uint32_t want = static_cast<uint32_t>(seq + 1);
+  unsigned backoff = kMinBackoffNs;
+  for (unsigned polls = 1;; ++polls) {
+    bool quit_seen = false;
+    if (polls % 8 == 0) {
+      int q = 0;
+      if (lane == 0) q = DevWord(r.quit).load(cuda::memory_order_acquire) != 0;  // stored after every relay
+      quit_seen = __shfl_sync(~0u, q, 0) != 0;  // then the load below is the last look
+    }
+    // Acquire loads (pairing with the leader's release before its stores): no fence after.
+    const unsigned long long w = lane < 8 ? load_acquire_gpu(line + lane) : 0;
+    const uint32_t tag = static_cast<uint32_t>(w >> 32);
+    const unsigned exact = __ballot_sync(~0u, lane < 8 && tag == want);
+    if (exact == 0xffu) {
+      if (lane < 8) reinterpret_cast<uint32_t*>(&job)[lane] = static_cast<uint32_t>(w);
+      return kPlace;
+    }
+    if (__ballot_sync(~0u, lane < 8 && static_cast<int32_t>(tag - want) > 0)) return kSkip;
+    if (quit_seen) return kQuit;
+    if (polls > p.spin_polls) {
+      __nanosleep(backoff);
+      backoff = min(backoff * 2, kMaxBackoffNs);
+    }
+  }
+}
+
+// Thread 0 of a group's other CTAs, go relay: waits for the leader to relay burst seq (false:
+// stop; a burst already relayed is still placed).
+__device__ bool wait_for_go_relay(const KernelParams& p, Relay& r, uint64_t seq, uint32_t slot, PlaceJob& job) {
   DevWord64 go(r.go);
   DevWord quit(r.quit);
-  while (go.load(cuda::memory_order_acquire) < seq + 1) {
+  for (unsigned polls = 1; go.load(cuda::memory_order_acquire) < seq + 1; ++polls) {
     if (quit.load(cuda::memory_order_acquire) != 0) {  // stored after any go: re-read go
       if (go.load(cuda::memory_order_acquire) >= seq + 1) break;  // relayed before the quit
       return false;
     }
-    __nanosleep(20);
+    if (polls > p.spin_polls) __nanosleep(20);
   }
-  const uint4* src = reinterpret_cast<const uint4*>(&r.jobs[slot]);
+  const uint4* src = reinterpret_cast<const uint4*>(&r.lines[slot]);
   uint4* dst = reinterpret_cast<uint4*>(&job);
   dst[0] = src[0];
   dst[1] = src[1];
   return true;
 }
 
-// ring/ctl: device addresses of the mapped ring. arrive: slots + 1 zeroed device words
-// (per-descriptor arrivals, then the start count). relays: `groups` zeroed Relays of
-// relay_stride bytes. groups <= slots, groups <= gridDim.x.
-__global__ void __launch_bounds__(kThreads)
-    persistent_place(BurstDescriptor* ring, RingControl* ctl, uint32_t slots, uint32_t* arrive, std::byte* relays,
-                     uint32_t relay_stride, uint32_t groups) {
-  // Raw storage: a __shared__ PlaceJob would need its (non-trivial) default constructor.
-  __shared__ alignas(16) unsigned char job_mem[sizeof(PlaceJob)];
-  __shared__ int quit;
-  PlaceJob& job = *reinterpret_cast<PlaceJob*>(job_mem);
+// Stamps of a CTA's thread 0 for the burst at hand (trace only). In shared memory, not
+// registers: kept in registers across place_job they made the kernel spill to its stack (local
+// memory through L1), and every acquire load invalidates L1, so each reload became an L2 round
+// trip on the critical path.
+struct Stamps {
+  uint64_t got, clock, go, own, placed;
+};
 
-  if (threadIdx.x == 0 && DevWord(arrive[slots]).fetch_add(1, cuda::memory_order_relaxed) == gridDim.x - 1)
-    SysWord(ctl->started).store(1, cuda::memory_order_release);
+// Thread 0 of the CTA that completes burst seq: stores DONE. A system-scope release store:
+// cumulative over what this thread observed (its CTA's output through the barrier before,
+// the other CTAs' through their arrivals), so no separate __threadfence_system.
+__device__ void store_done(const KernelParams& p, BurstDescriptor& d, uint64_t seq, const Stamps& st, bool solo) {
+  const uint64_t t_arrived = p.trace ? globaltimer() : 0;
+  SysWord(d.state).store(static_cast<uint32_t>(DescState::done), cuda::memory_order_release);
+  if (p.trace) {
+    const uint64_t t_done = globaltimer();
+    PersistentTraceRecord& rec = p.trace[seq % p.trace_records];
+    rec.sm_cycles = clock64() - st.clock;
+    if (solo) rec.ready = st.got;
+    rec.relayed = st.got;
+    rec.go = st.go;
+    rec.own = st.own;
+    rec.placed = st.placed;
+    rec.arrived = solo ? st.placed : t_arrived;
+    rec.done = t_done;
+    rec.solo = solo;
+    rec.seq_plus_1 = seq + 1;
+  }
+}
+
+// Thread 0 of every CTA that placed a share of burst seq (after the CTA barrier): counts its
+// arrival; the group's last stores DONE. The barrier before orders the CTA's output before
+// thread 0's release (the cooperative-groups grid barrier pattern: one fence per CTA).
+__device__ void arrive(const KernelParams& p, BurstDescriptor& d, uint32_t slot, uint32_t size, uint64_t seq,
+                       Stamps& st) {
+  if (p.trace) st.placed = globaltimer();
+  bool last;
+  if (p.flags & kIncArrival) {
+    // acq_rel: release of this CTA's output (cumulative through the barrier), acquire of the
+    // earlier arrivals' for the last one. Wrapping at size leaves the word 0 for the next use.
+    last = atom_inc_acq_rel_gpu(&p.arrive[slot], size - 1) == size - 1;
+  } else {
+    __threadfence();
+    DevWord count(p.arrive[slot]);
+    last = count.fetch_add(1, cuda::memory_order_acq_rel) == size - 1;
+    // Next use comes after the host sees DONE (and republishes): ordered by the release below.
+    if (last) count.store(0, cuda::memory_order_relaxed);
+  }
+  if (last) store_done(p, d, seq, st, false);
+}
+
+__global__ void __launch_bounds__(kThreads) persistent_place(const KernelParams p) {
+  // Raw storage: a __shared__ PlaceJob would need its (non-trivial) default constructor.
+  // Two of each, by round parity: a round with no second barrier (kSkip) must not overwrite
+  // what a slower warp of the same CTA still reads from the round before.
+  __shared__ alignas(16) unsigned char job_mem[2][sizeof(PlaceJob)];
+  __shared__ int action[2];
+  __shared__ Stamps stamps;
+
+  if (threadIdx.x == 0 && DevWord(p.arrive[p.slots]).fetch_add(1, cuda::memory_order_relaxed) == gridDim.x - 1)
+    SysWord(p.ctl->started).store(1, cuda::memory_order_release);
 
   // Group g: CTAs [g * B / G, (g + 1) * B / G).
+  const uint32_t groups = p.groups;
   uint32_t group = 0;
   while (uint64_t{group + 1} * gridDim.x / groups <= blockIdx.x) ++group;
   const uint32_t first = static_cast<uint32_t>(uint64_t{group} * gridDim.x / groups);
   const uint32_t size = static_cast<uint32_t>(uint64_t{group + 1} * gridDim.x / groups) - first;
   const uint32_t rank = blockIdx.x - first;
-  Relay& relay = *reinterpret_cast<Relay*>(relays + size_t{group} * relay_stride);
+  Relay& relay = *reinterpret_cast<Relay*>(p.relays + size_t{group} * p.relay_stride);
 
   uint32_t slot = group;  // seq % slots, seq = group, group + groups, ...
-  for (uint64_t seq = group;; seq += groups) {
+  unsigned parity = 0;
+  for (uint64_t seq = group;; seq += groups, parity ^= 1) {
+    PlaceJob& job = *reinterpret_cast<PlaceJob*>(job_mem[parity]);
+    Stamps& st = stamps;  // thread 0 writes and reads them (trace only)
     if (rank == 0) {
       if (threadIdx.x < 32) {
-        const bool ok = wait_for_burst(ring[slot], seq, *ctl, job, relay.jobs[slot]);
-        __syncwarp();  // lanes 1, 2 wrote the relayed job: ordered before lane 0's release below
-        if (threadIdx.x == 0) {
-          quit = !ok;
-          if (ok)
-            DevWord64(relay.go).store(seq + 1, cuda::memory_order_release);
-          else
-            DevWord(relay.quit).store(1, cuda::memory_order_release);
+        const bool ok = wait_for_burst(p, p.ring[slot], seq, job);
+        if (p.trace && threadIdx.x == 0) {
+          st.got = globaltimer();
+          st.clock = clock64();
         }
+        __syncwarp();  // lanes 1, 2 wrote the job
+        int act = kQuit;
+        if (ok) {
+          act = placed_alone(p, job, size) ? kSolo : kPlace;
+          // A lone burst is relayed after its DONE (below): the others only need to see it to
+          // skip it, and stores before the barrier make the barrier wait for them.
+          if (act == kPlace) {
+            relay_job(p, relay, slot, seq, job, false);
+            if (p.trace && threadIdx.x == 0) p.trace[seq % p.trace_records].ready = st.got;
+          }
+        } else if (threadIdx.x == 0) {
+          DevWord(relay.quit).store(1, cuda::memory_order_release);
+        }
+        if (threadIdx.x == 0) action[parity] = act;
+      }
+    } else if (p.flags & kTaggedRelay) {
+      if (threadIdx.x < 32) {
+        int act = wait_for_tagged_relay(p, relay, slot, seq, job);
+        __syncwarp();  // lanes 0..7 wrote the job
+        if (act == kPlace && placed_alone(p, job, size)) act = kSkip;
+        if (p.trace && threadIdx.x == 0) {
+          st.got = globaltimer();
+          st.clock = clock64();
+        }
+        if (threadIdx.x == 0) action[parity] = act;
       }
     } else if (threadIdx.x == 0) {
-      quit = !wait_for_relay(relay, seq, slot, job);
+      action[parity] = wait_for_go_relay(p, relay, seq, slot, job) ? kPlace : kQuit;
+      if (p.trace) {
+        st.got = globaltimer();
+        st.clock = clock64();
+      }
     }
     __syncthreads();
-    if (quit) return;
-    place_job(job, rank, size);
-    // Also: nobody reads job/quit while they are overwritten next round.
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      // After the barrier, thread 0's device-scope fence and acq_rel arrival cover the whole
-      // CTA's output (the cooperative-groups grid barrier pattern); one fence per CTA, not
-      // one per thread.
-      __threadfence();
-      DevWord count(arrive[slot]);
-      if (count.fetch_add(1, cuda::memory_order_acq_rel) == size - 1) {  // last CTA of this burst
-        // Next use comes after the host sees DONE (and republishes): ordered by the release below.
-        count.store(0, cuda::memory_order_relaxed);
-        // A system-scope release store: cumulative over what this thread observed (the other
-        // CTAs' output, through their arrivals), so no separate __threadfence_system.
-        SysWord(ring[slot].state).store(static_cast<uint32_t>(DescState::done), cuda::memory_order_release);
+    const int act = action[parity];
+    if (act == kQuit) return;
+    if (p.trace && threadIdx.x == 0) st.go = globaltimer();
+    // An empty job skips place_job's setup (a few hundred ns even with nothing to place).
+    if (act == kPlace) {
+      if (job.count) place_job(job, rank, size);
+      if (p.trace && threadIdx.x == 0) st.own = globaltimer();
+      __syncthreads();
+      if (threadIdx.x == 0) arrive(p, p.ring[slot], slot, size, seq, st);
+    } else if (act == kSolo) {
+      if (job.count) place_job(job, 0, 1);
+      if (p.trace && threadIdx.x == 0) st.own = globaltimer();
+      __syncthreads();
+      if (threadIdx.x < 32) {
+        if (threadIdx.x == 0) {
+          if (p.trace) st.placed = globaltimer();
+          store_done(p, p.ring[slot], seq, st, true);
+        }
+        if (size > 1) relay_job(p, relay, slot, seq, job, true);  // the other CTAs skip it
       }
     }
     slot += groups;
-    if (slot >= slots) slot -= slots;
+    if (slot >= p.slots) slot -= p.slots;
   }
 }
 
@@ -210,6 +429,8 @@ class PersistentExecutor final : public PlaceExecutor {
  public:
   explicit PersistentExecutor(const ExecutorOptions& o) {
     const std::string who(kWho);
+    if (o.persistent.trace && o.persistent.trace_records == 0)
+      throw Error(Errc::invalid_config, who + ": persistent.trace needs trace_records > 0");
     use_device(o.gpu, kWho);
     try {
       blocks_ = resident_blocks(o);
@@ -225,16 +446,26 @@ class PersistentExecutor final : public PlaceExecutor {
       groups_ = std::min({o.groups ? o.groups : std::min(o.depth, kAutoGroups), o.depth, blocks_});
       const size_t arrive_bytes = (size_t{o.depth} + 1) * sizeof(uint32_t);
       const size_t relay_offset = (arrive_bytes + 127) / 128 * 128;
-      uint32_t relay_stride = static_cast<uint32_t>(relay_bytes(o.depth));
+      const uint32_t relay_stride = static_cast<uint32_t>(relay_bytes(o.depth));
       const size_t device_bytes = relay_offset + size_t{relay_stride} * groups_;
       check(cudaMallocAsync(reinterpret_cast<void**>(&arrive_), device_bytes, kernel_stream_), who + ": cudaMallocAsync");
       check(cudaMemsetAsync(arrive_, 0, device_bytes, kernel_stream_), who + ": cudaMemsetAsync");
-      std::byte* relays = reinterpret_cast<std::byte*>(arrive_) + relay_offset;
-      auto* ctl = static_cast<RingControl*>(dev_mem);
-      auto* ring = reinterpret_cast<BurstDescriptor*>(static_cast<std::byte*>(dev_mem) + sizeof(RingControl));
-      uint32_t slots = o.depth;
-      uint32_t groups = groups_;
-      void* args[] = {&ring, &ctl, &slots, &arrive_, &relays, &relay_stride, &groups};
+      const PersistentTuning& t = o.persistent;
+      KernelParams params{};
+      params.ring = reinterpret_cast<BurstDescriptor*>(static_cast<std::byte*>(dev_mem) + sizeof(RingControl));
+      params.ctl = static_cast<RingControl*>(dev_mem);
+      params.arrive = arrive_;
+      params.relays = reinterpret_cast<std::byte*>(arrive_) + relay_offset;
+      params.trace = t.trace;
+      params.slots = o.depth;
+      params.relay_stride = relay_stride;
+      params.groups = groups_;
+      params.flags = (t.acquire_load ? kAcquireLoad : 0u) | (t.tagged_relay ? kTaggedRelay : 0u) |
+                     (t.inc_arrival ? kIncArrival : 0u);
+      params.solo_max_bytes = t.solo_max_bytes;
+      params.spin_polls = t.spin_polls;
+      params.trace_records = t.trace_records;
+      void* args[] = {&params};
       // Cooperative: all CTAs resident at once, or a clear launch error (a CTA that never
       // starts would leave every burst one arrival short).
       check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&persistent_place), dim3(blocks_), dim3(kThreads),

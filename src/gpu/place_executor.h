@@ -30,6 +30,66 @@ class PlaceExecutor {
   virtual LaunchMode mode() const noexcept = 0;
 };
 
+// One burst's GPU times (ns of %globaltimer), written by the persistent kernel when
+// PersistentTuning::trace is set. "Last CTA": the one whose arrival completed the burst (the
+// leader itself for a burst it placed alone); its stamps are thread 0's.
+struct alignas(64) PersistentTraceRecord {
+  uint64_t seq_plus_1;  // 0: never written
+  uint64_t ready;       // the leader accepted the READY descriptor
+  uint64_t relayed;     // the last CTA had the job (= ready for the leader)
+  uint64_t go;          // it passed the barrier after which its threads place
+  uint64_t own;         // its thread 0 had placed its own share (before the CTA barrier)
+  uint64_t placed;      // all its threads had placed (after the barrier)
+  uint64_t arrived;     // its arrival returned (= placed when placed alone)
+  uint64_t done;        // its DONE store was issued (the release fence done)
+  uint64_t solo;        // 1: placed by the leader alone
+  uint64_t sm_cycles;   // clock64() cycles of the last CTA's thread 0 from `relayed` to `done` (its SM clock)
+  uint64_t reserved[6];
+};
+static_assert(sizeof(PersistentTraceRecord) == 128);
+
+// persistent: how the kernel runs each burst's chain (bench/gpu/README.md, "Persistent kernel:
+// where the latency goes"). The defaults are the faster variants on an H200 (gpu_latency's
+// `chain` rows flip each one alone); `legacy()` gives the chain as it was before them. Every
+// combination is correct (in-order completion, groups, stop) and covered by
+// tests/gpu/persistent_chain_test.cpp.
+struct PersistentTuning {
+  // Poll of the doorbell: ld.acquire.sys of the 64-byte descriptor (no fence once READY is
+  // seen) instead of ld.relaxed.sys followed by a system-scope fence (measured ~0.45 us).
+  bool acquire_load = true;
+  // Leader -> group relay: the job and its sequence number in one 64-byte line of 8 words,
+  // each a 32-bit tag (seq + 1) beside 32 bits of the job: one store, one load, no fence.
+  // false: the job, then a `go` word stored with release (a fence on the leader, a second
+  // dependent load on every other CTA).
+  bool tagged_relay = true;
+  // Bursts of at most this many bytes (count x max(in_bytes, out_slot_bytes)) are placed by
+  // the group's leader alone, which then stores DONE itself: no relay wait, no arrivals. A
+  // group of one CTA always goes this way. 0: off (every burst by the whole group). Above
+  // 0 but without tagged_relay: only groups of one CTA. 64 KB: 64 x 1 KB bursts were faster
+  // alone, 16 x 8 KB (128 KB) slower (one CTA's loads in flight bound it).
+  uint32_t solo_max_bytes = 65536;
+  // Arrivals: one atom.inc.acq_rel (it wraps to 0 at the group's size, so no reset store) per
+  // CTA, instead of __threadfence + fetch_add(acq_rel) + a reset store by the last CTA.
+  bool inc_arrival = true;
+  // Polls (leader's doorbell, other CTAs' relay) without __nanosleep after each burst, then
+  // the 32..128 ns backoff. 0: back off from the first poll.
+  uint32_t spin_polls = 256;
+  // Bench / debug only: per-burst %globaltimer stamps into device memory, record seq %
+  // trace_records (PersistentTraceRecord). nullptr: off (one predicate per burst).
+  PersistentTraceRecord* trace = nullptr;
+  uint32_t trace_records = 0;
+
+  static constexpr PersistentTuning legacy() noexcept {
+    PersistentTuning t;
+    t.acquire_load = false;
+    t.tagged_relay = false;
+    t.solo_max_bytes = 0;
+    t.inc_arrival = false;
+    t.spin_polls = 0;
+    return t;
+  }
+};
+
 struct ExecutorOptions {
   int gpu = 0;
   uint32_t depth = 4;          // jobs in flight at most
@@ -40,6 +100,7 @@ struct ExecutorOptions {
   // gets blocks / groups CTAs: more groups help small bursts at depth >= 2, 1 gives one big
   // burst every CTA.
   uint32_t groups = 0;
+  PersistentTuning persistent;  // persistent only
 };
 
 // Throws Error on setup failure (no GPU, bad index, launch failure of the persistent kernel).
