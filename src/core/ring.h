@@ -42,7 +42,7 @@ class SpscRing {
   bool pop(T& v) noexcept { return pop_burst(&v, 1) == 1; }
 
   uint32_t push_burst(const T* items, uint32_t n) noexcept {
-    const uint32_t head = head_.load(std::memory_order_relaxed);
+    const uint32_t head = head_mine_;
     uint32_t free = size_ - (head - tail_cache_);
     if (free < n) {
       tail_cache_ = tail_.load(std::memory_order_acquire);
@@ -50,20 +50,21 @@ class SpscRing {
       if (free < n) n = free;
     }
     for (uint32_t i = 0; i < n; ++i) slots_[(head + i) & mask_] = items[i];
+    head_mine_ = head + n;
     head_.store(head + n, std::memory_order_release);
     return n;
   }
 
   // Producer only: whether one push would succeed now (the consumer can only make more room).
   bool has_room() noexcept {
-    const uint32_t head = head_.load(std::memory_order_relaxed);
+    const uint32_t head = head_mine_;
     if (head - tail_cache_ < size_) return true;
     tail_cache_ = tail_.load(std::memory_order_acquire);
     return head - tail_cache_ < size_;
   }
 
   uint32_t pop_burst(T* items, uint32_t n) noexcept {
-    const uint32_t tail = tail_.load(std::memory_order_relaxed);
+    const uint32_t tail = tail_mine_;
     uint32_t avail = head_cache_ - tail;
     if (avail < n) {
       head_cache_ = head_.load(std::memory_order_acquire);
@@ -71,7 +72,10 @@ class SpscRing {
       if (avail < n) n = avail;
     }
     for (uint32_t i = 0; i < n; ++i) items[i] = slots_[(tail + i) & mask_];
-    tail_.store(tail + n, std::memory_order_release);
+    if (n) {
+      tail_mine_ = tail + n;
+      tail_.store(tail + n, std::memory_order_release);
+    }
     return n;
   }
 
@@ -83,10 +87,16 @@ class SpscRing {
   const uint32_t size_;
   const uint32_t mask_;
   std::unique_ptr<T[]> slots_;
-  alignas(kCacheLine) std::atomic<uint32_t> head_{0};  // producer
-  uint32_t tail_cache_ = 0;                            // producer's view of tail
-  alignas(kCacheLine) std::atomic<uint32_t> tail_{0};  // consumer
-  uint32_t head_cache_ = 0;                            // consumer's view of head
+  // Each side reads only its own line, and the other's published index when its cached view
+  // runs out: a consumer spinning on an empty ring does not take the producer's line away
+  // from it at every poll (it did, when the producer's own index shared a line with the
+  // published one).
+  alignas(kCacheLine) uint32_t head_mine_ = 0;   // producer: its index
+  uint32_t tail_cache_ = 0;                      // producer: its view of tail
+  alignas(kCacheLine) std::atomic<uint32_t> head_{0};  // published by the producer
+  alignas(kCacheLine) std::atomic<uint32_t> tail_{0};  // published by the consumer
+  alignas(kCacheLine) uint32_t tail_mine_ = 0;   // consumer: its index
+  uint32_t head_cache_ = 0;                      // consumer: its view of head
 };
 
 template <typename T>

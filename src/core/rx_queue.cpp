@@ -34,8 +34,8 @@ RxQueueImpl::RxQueueImpl(QueueResources res, std::unique_ptr<RxPort> port)
   packets_.resize(size_t{ndesc + 1} * batch);
   descs_.resize(ndesc);
   for (uint32_t i = 0; i < ndesc; ++i) {
-    descs_[i] = BurstDesc{packets_.data() + size_t{i} * batch, 0, 0, batch, this};
-    BurstDesc* p = &descs_[i];
+    descs_[i].d = BurstDesc{packets_.data() + size_t{i} * batch, 0, 0, batch, this};
+    BurstDesc* p = &descs_[i].d;
     if (returning_.load(std::memory_order_relaxed))
       worker_put(p);
     else

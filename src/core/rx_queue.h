@@ -53,7 +53,11 @@ class RxQueueImpl final : public BurstOwner {
   QueueResources res_;
   std::unique_ptr<RxPort> port_;
   std::vector<Packet> packets_;
-  std::vector<BurstDesc> descs_;
+  // A line per burst: the worker fills one while the application reads the one before.
+  struct alignas(kCacheLine) LineDesc {
+    BurstDesc d;
+  };
+  std::vector<LineDesc> descs_;
   BurstDesc spare_;                   // worker: receives here when the app holds every burst
   const bool hold_back_;              // finite source (a file): a full ring waits, never drops
   std::atomic<bool> drained_{false};  // worker: the port finished and its last burst was handed over
