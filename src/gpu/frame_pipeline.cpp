@@ -101,6 +101,8 @@ struct FramePipeline::Impl {
   void take_closed() noexcept;
   void zero_fill(const ClosedFrame& f) noexcept;
   void place_burst(RxBurst&& burst) noexcept;
+  void place_one(const Packet& p, uint64_t now) noexcept;
+  const Packet* place_run(const Packet* pk, const Packet* end) noexcept;
   void submit_if_due(uint64_t now) noexcept;
 };
 
@@ -286,46 +288,68 @@ void FramePipeline::Impl::take_closed() noexcept {
   }
 }
 
+// The general way for one packet: any segment layout, any mode, frames opening and closing.
+void FramePipeline::Impl::place_one(const Packet& p, uint64_t now) noexcept {
+  const bool by_seq = cfg.mode == ReorderMode::sequence;
+  const bool by_imm = cfg.mode == ReorderMode::immediate;
+  const std::byte* samples = packet_bytes(p, cfg.payload_offset, in_bytes);
+  const std::byte* seq_at = by_seq ? packet_bytes(p, cfg.seq_offset, seq_bytes) : samples;
+  const std::optional<uint32_t> imm = p.immediate();
+  if (!samples || !seq_at || (by_imm && !imm)) {
+    ++stats.malformed;
+    return;
+  }
+  const uint64_t seq = by_imm ? *imm : by_seq ? load_uint(seq_at, seq_bytes, cfg.seq_byte_order) : 0;
+  uint32_t slot = 0;
+  if (tracker.place(seq, now, &slot) == Placement::placed)
+    add_entry(reinterpret_cast<uint64_t>(samples), slot, copy ? samples : nullptr);
+  if (tracker.has_closed()) take_closed();
+}
+
+// The common case, in registers: sequence number and samples in the first segment, the
+// frame of the packet before (FrameTracker::place_hot), room in the job being built. Returns
+// at the first packet that needs place_one(), or at the end.
+const Packet* FramePipeline::Impl::place_run(const Packet* pk, const Packet* end) noexcept {
+  JobSlot& s = *cur;
+  uint32_t count = s.count, nsrc = s.nsrc;
+  if (end - pk > job_capacity - count) end = pk + (job_capacity - count);
+  PlacementEntry* const entries = s.entries;
+  const void** const srcs = s.srcs.data();
+  std::byte* const stage = cur_stage;
+  const uint32_t min_len = fast_len, payload_offset = cfg.payload_offset, seq_offset = cfg.seq_offset;
+  const uint32_t sample_bytes = in_bytes;
+  const unsigned width = seq_bytes;
+  const ByteOrder order = cfg.seq_byte_order;
+  const bool staged = copy;
+  for (; pk != end; ++pk) {
+    const auto seg0 = pk->segment(0);
+    if (seg0.size() < min_len) break;
+    uint32_t slot;
+    if (!tracker.place_hot(load_uint(seg0.data() + seq_offset, width, order), &slot)) break;
+    const std::byte* samples = seg0.data() + payload_offset;
+    uint64_t src = reinterpret_cast<uint64_t>(samples);
+    if (staged) {
+      src = reinterpret_cast<uint64_t>(stage + size_t{nsrc} * sample_bytes);
+      srcs[nsrc++] = samples;
+    }
+    entries[count++] = PlacementEntry{src, slot, 0};
+  }
+  s.count = count;
+  s.nsrc = nsrc;
+  return pk;
+}
+
 void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
   const uint64_t now = now_ns();
   if (building) submit_if_due(now);
   tracker.expire(now);
   take_closed();
-  const bool by_seq = cfg.mode == ReorderMode::sequence;
-  const bool by_imm = cfg.mode == ReorderMode::immediate;
-  uint32_t n = 0;
-  for (const Packet& p : burst) {
-    ++n;
-    const std::byte* samples;
-    const std::byte* seq_at;
-    uint32_t slot = 0;
-    const auto seg0 = p.segment(0);
-    if (seg0.size() >= fast_len) {
-      // The common case: sequence number and samples in the first segment, the frame of the
-      // packet before (FrameTracker::place_hot); the rest takes the general path below.
-      samples = seg0.data() + cfg.payload_offset;
-      seq_at = seg0.data() + cfg.seq_offset;
-      const uint64_t seq = load_uint(seq_at, seq_bytes, cfg.seq_byte_order);
-      if (tracker.place_hot(seq, &slot)) {
-        add_entry(reinterpret_cast<uint64_t>(samples), slot, copy ? samples : nullptr);
-        continue;
-      }
-      if (tracker.place(seq, now, &slot) == Placement::placed)
-        add_entry(reinterpret_cast<uint64_t>(samples), slot, copy ? samples : nullptr);
-      if (tracker.has_closed()) take_closed();
-      continue;
-    }
-    samples = packet_bytes(p, cfg.payload_offset, in_bytes);
-    seq_at = by_seq ? packet_bytes(p, cfg.seq_offset, seq_bytes) : samples;
-    const std::optional<uint32_t> imm = p.immediate();
-    if (!samples || !seq_at || (by_imm && !imm)) {
-      ++stats.malformed;
-      continue;
-    }
-    const uint64_t seq = by_imm ? *imm : by_seq ? load_uint(seq_at, seq_bytes, cfg.seq_byte_order) : 0;
-    if (tracker.place(seq, now, &slot) == Placement::placed)
-      add_entry(reinterpret_cast<uint64_t>(samples), slot, copy ? samples : nullptr);
-    if (tracker.has_closed()) take_closed();
+  const Packet* pk = burst.begin();
+  const Packet* const end = burst.end();
+  const uint32_t n = static_cast<uint32_t>(end - pk);
+  while (pk != end) {
+    if (building && fast_len != UINT32_MAX && (pk = place_run(pk, end)) == end) break;
+    place_one(*pk++, now);
   }
   stats.packets_in += n;
   if (!building) {
