@@ -42,6 +42,7 @@ class RxQueueImpl final : public BurstOwner {
   void free_packets(BurstDesc* d) noexcept;  // the burst's buffers back to the engine; d reusable
   void reclaim() noexcept;                   // worker: frees the bursts the application returned
   void hand_over(BurstDesc* d) noexcept;  // worker: count, then push to ready_ (has room)
+  void publish() noexcept;                // worker: the bursts handed over become visible
   bool worker_step_held() noexcept;      // worker_step for a finite source (hold_back_)
   BurstDesc* take_free() noexcept;
   void put_free(BurstDesc* d) noexcept;
@@ -71,6 +72,7 @@ class RxQueueImpl final : public BurstOwner {
   uint64_t first_ns_ = 0;                         // when its first packet arrived
   std::unique_ptr<BurstDesc*[]> idle_;            // free bursts (worker_take / worker_put)
   uint32_t nidle_ = 0;
+  uint32_t staged_ = 0;  // bursts handed over, not yet published
   // The application's side.
   alignas(kCacheLine) std::atomic<int> outstanding_{0};  // bursts held by the application
   std::atomic<bool> returning_;                           // the worker reclaims (until stop())
