@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpu/place_executor.h"
+#include "device_array.h"
 #include "gpu_test_util.h"
 
 namespace netdaq::gpu {
@@ -24,23 +25,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr std::byte kPoison{0x5A};
 
-#define CUDA_OK(call)                                                          \
-  do {                                                                         \
-    const cudaError_t err_ = (call);                                           \
-    ASSERT_EQ(err_, cudaSuccess) << #call << ": " << cudaGetErrorString(err_); \
-  } while (0)
-
-template <typename T = std::byte>
-struct DeviceArray {
-  explicit DeviceArray(size_t n) : n(n) {
-    if (cudaMalloc(reinterpret_cast<void**>(&p), std::max<size_t>(n, 1) * sizeof(T)) != cudaSuccess) p = nullptr;
-  }
-  ~DeviceArray() { cudaFree(p); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* p = nullptr;
-  size_t n;
-};
+using ndqtest::DeviceArray;
 
 struct Variant {
   std::string name;
