@@ -76,10 +76,18 @@ void RxQueueImpl::deliver_count(const BurstDesc& d) noexcept {
 // back empty (so below line rate a burst waits for nothing) and at the end.
 constexpr uint32_t kPublishEvery = 4;
 
+// With each publication the worker also takes back what the application has returned: the
+// bursts (their packet arrays, their mbufs) it reuses next are then the ones it used last,
+// still in its caches, instead of every burst of the queue in turn.
 void RxQueueImpl::hand_over(BurstDesc* d) noexcept {
   deliver_count(*d);
   ready_.stage(d);
-  if (++staged_ >= kPublishEvery || hold_back_) publish();
+  if (hold_back_) {
+    publish();
+  } else if (++staged_ >= kPublishEvery) {
+    publish();
+    reclaim();
+  }
 }
 
 void RxQueueImpl::publish() noexcept {
@@ -175,9 +183,9 @@ BurstDesc* RxQueueImpl::worker_take() noexcept {
   return nidle_ ? idle_[--nidle_] : nullptr;
 }
 
-// Returned bursts are reclaimed when the worker runs out of free ones or has nothing to
-// receive, not every step: under load the application's releases then stay in its own cache
-// lines, and the worker takes many bursts back per visit.
+// Returned bursts are reclaimed every kPublishEvery bursts, when the worker runs out of free
+// ones, or when it has nothing to receive; not every step: under load the application's
+// releases then stay in its own cache lines, and the worker takes several back per visit.
 bool RxQueueImpl::worker_step() noexcept {
   if (hold_back_) return worker_step_held();
   if (!cur_ || (cur_ == &spare_ && cur_->count == 0)) {
