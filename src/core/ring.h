@@ -59,9 +59,7 @@ class SpscRing {
   // after has_room().
   void stage(const T& v) noexcept { slots_[head_mine_++ & mask_] = v; }
   // Producer only: makes every staged item visible to the consumer.
-  void publish() noexcept {
-    if (head_.load(std::memory_order_relaxed) != head_mine_) head_.store(head_mine_, std::memory_order_release);
-  }
+  void publish() noexcept { head_.store(head_mine_, std::memory_order_release); }
 
   // Producer only: whether one push would succeed now (the consumer can only make more room).
   bool has_room() noexcept {

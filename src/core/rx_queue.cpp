@@ -82,15 +82,17 @@ constexpr uint32_t kPublishEvery = 4;
 void RxQueueImpl::hand_over(BurstDesc* d) noexcept {
   deliver_count(*d);
   ready_.stage(d);
+  ++staged_;
   if (hold_back_) {
     publish();
-  } else if (++staged_ >= kPublishEvery) {
+  } else if (staged_ >= kPublishEvery) {
     publish();
     reclaim();
   }
 }
 
 void RxQueueImpl::publish() noexcept {
+  if (!staged_) return;  // nothing new: the shared index line stays where it is
   ready_.publish();
   staged_ = 0;
 }

@@ -3,12 +3,11 @@
 // list, stages the samples to the GPU when needed and hands the job to an executor (one
 // launch per burst, a CUDA graph, or the persistent kernel). Bursts are held until the GPU
 // has read them; frames come out once the last job that wrote them has completed.
-#include <time.h>
-
 #include <algorithm>
 #include <vector>
 
 #include "core/log.h"
+#include "core/pacer.h"
 #include "core/reorder_layout.h"
 #include "gpu/cuda_check.h"
 #include "gpu/host/frame_tracker.h"
@@ -20,12 +19,6 @@
 
 namespace netdaq::gpu {
 namespace {
-
-uint64_t now_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
 
 TrackerConfig tracker_config(const ReorderConfig& c) {
   TrackerConfig t;
@@ -242,7 +235,7 @@ void FramePipeline::Impl::begin_job() noexcept {
   cur->count = 0;
   cur->nsrc = 0;
   cur->nbursts = 0;
-  job_start_ns = now_ns();
+  job_start_ns = detail::monotonic_ns();
   cur_stage = stager ? stager->slot_base(cur_index) : nullptr;
   building = true;
 }
@@ -340,7 +333,7 @@ const Packet* FramePipeline::Impl::place_run(const Packet* pk, const Packet* end
 }
 
 void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
-  const uint64_t now = now_ns();
+  const uint64_t now = detail::monotonic_ns();
   if (building) submit_if_due(now);
   tracker.expire(now);
   take_closed();
@@ -404,7 +397,7 @@ void FramePipeline::submit(RxBurst&& burst) noexcept {
 Frame FramePipeline::next_frame() noexcept {
   Impl& m = *impl_;
   cudaSetDevice(m.cfg.gpu);
-  const uint64_t now = now_ns();
+  const uint64_t now = detail::monotonic_ns();
   m.tracker.expire(now);
   m.take_closed();
   m.submit_if_due(now);  // zeros of frames that just timed out; a gathering job when due

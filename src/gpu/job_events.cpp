@@ -1,18 +1,9 @@
 #include "gpu/job_events.h"
 
-#include <time.h>
-
+#include "core/pacer.h"
 #include "gpu/cuda_check.h"
 
 namespace netdaq::gpu {
-
-namespace {
-uint64_t now_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
-}  // namespace
 
 JobEvents::JobEvents(uint32_t depth, const std::string& who)
     : who_(who), events_(new cudaEvent_t[depth]()), depth_(depth) {
@@ -44,12 +35,12 @@ cudaError_t JobEvents::record(cudaStream_t stream) noexcept {
 }
 
 uint64_t JobEvents::reap(bool force) noexcept {
-  if (!force && not_ready_ns_ && now_ns() - not_ready_ns_ < kRequeryNs) return completed_;
+  if (!force && not_ready_ns_ && detail::monotonic_ns() - not_ready_ns_ < kRequeryNs) return completed_;
   not_ready_ns_ = 0;
   while (fault_ == cudaSuccess && completed_ < submitted_) {
     const cudaError_t err = cudaEventQuery(events_[completed_ % depth_]);
     if (err == cudaErrorNotReady) {
-      not_ready_ns_ = now_ns();
+      not_ready_ns_ = detail::monotonic_ns();
       break;
     }
     if (err != cudaSuccess) {

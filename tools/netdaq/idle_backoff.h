@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "netdaq/payload.h"
+
 namespace netdaq::cli {
 
 inline void sleep_us(uint32_t us) noexcept {
@@ -31,7 +33,7 @@ class IdleBackoff {
       // The clock every kClockEvery empty polls: reading it (tens of ns on a VM) would cost
       // more than the poll.
       if (empty_ % kClockEvery != 0) return;
-      const uint64_t now = now_ns();
+      const uint64_t now = payload_clock_ns();
       if (empty_ == kClockEvery) idle_since_ = now;
       if (now - idle_since_ < kSpinNs) return;
       sleeping_ = true;
@@ -46,11 +48,6 @@ class IdleBackoff {
   }
 
  private:
-  static uint64_t now_ns() noexcept {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-  }
   static constexpr uint64_t kSpinNs = 100'000;  // empty polls retried at once for this long
   static constexpr uint32_t kClockEvery = 64;
   static constexpr uint32_t kShortSleeps = 512;  // then 10 µs sleeps up to here, then 50 µs
