@@ -4,7 +4,12 @@
 // the figures also say what the CPU side costs per packet. Anchor in the same run: one pinned
 // host-to-device cudaMemcpy of the same payload bytes (the PCIe limit).
 //
-//   netdaq_gpu_pipeline [--seconds S] [--gpu I] [--json PATH]
+//   netdaq_gpu_pipeline [--seconds S] [--gpu I] [--json PATH] [--payloads LIST] [--bursts LIST]
+//                       [--job-packets LIST] [--in-flight K]
+//
+// --payloads / --bursts time only those sizes (default 1024,8192 and 64,1024); --job-packets
+// adds a per_burst copy, graph copy and persistent direct row per job size given (what the
+// defaults of `job_packets: auto` were chosen from); --in-flight sets bursts_in_flight (4).
 //
 // Before timing, each mode runs once per burst size it is timed at, with frames checked
 // against the packets (every byte). Every run (checked or timed) then checks the pipeline's
@@ -39,7 +44,8 @@ using Clock = std::chrono::steady_clock;
 constexpr uint32_t kHeader = 16;        // junk u32, sequence u64 LE at 4, junk u32
 constexpr uint32_t kPoolPackets = 32768;
 constexpr uint32_t kPerFrame = 256;     // ReorderConfig::packets_per_frame below
-constexpr uint32_t kBursts[] = {64, 1024};  // the burst sizes the table times (and checks)
+uint32_t g_in_flight = 4;  // ReorderConfig::bursts_in_flight of every row (--in-flight)
+uint32_t g_max_job = 1024;  // the largest job_packets of any row (PinnedSource's descriptors)
 
 void cuda(cudaError_t err, const char* what) {
   if (err != cudaSuccess) {
@@ -58,7 +64,8 @@ class PinnedSource final : public detail::BurstOwner {
          "cudaHostAlloc");
     std::mt19937 rng(payload);
     for (size_t i = 0; i < size_t{stride_} * kPoolPackets; ++i) mem_[i] = std::byte(rng());
-    descs_.resize(256);  // enough for jobs_in_flight x (job_packets / burst + 1) bursts held
+    // Enough for bursts_in_flight jobs of (job_packets / burst + 1) bursts each, and spare.
+    descs_.resize(std::max<size_t>(256, size_t{g_in_flight} * (g_max_job / burst + 2) + 16));
     pkts_.resize(descs_.size() * burst);
     for (size_t d = 0; d < descs_.size(); ++d) {
       descs_[d].pkts = &pkts_[d * burst];
@@ -102,7 +109,7 @@ class PinnedSource final : public detail::BurstOwner {
 };
 
 struct Mode {
-  const char* name;
+  std::string name;
   Staging staging;
   LaunchMode launch;
   std::optional<uint32_t> job_packets = 0;  // gather small bursts into jobs of this many (nullopt: auto)
@@ -162,7 +169,7 @@ ReorderConfig config(const Mode& m, uint32_t payload) {
   c.frame_buffers = 64;  // >= frames a burst spans x bursts in flight + open frames: no no_buffer drops
   c.staging = m.staging;
   c.launch = m.launch;
-  c.bursts_in_flight = 4;
+  c.bursts_in_flight = g_in_flight;
   c.job_packets = m.job_packets;
   return c;
 }
@@ -194,7 +201,7 @@ bool check(const Mode& m, uint32_t payload, uint32_t burst) {
   const std::string why = counter_problems(s, seq, frames, payload);
   const bool ok = bad == 0 && why.empty() && seq == 64u * burst;
   if (!ok)
-    std::printf("  %s %u B, bursts of %u: %llu packets offered (want %u), bad slots %llu; %s\n", m.name, payload, burst,
+    std::printf("  %s %u B, bursts of %u: %llu packets offered (want %u), bad slots %llu; %s\n", m.name.c_str(), payload, burst,
                 (unsigned long long)seq, 64u * burst, (unsigned long long)bad, why.empty() ? "counters ok" : why.c_str());
   return ok;
 }
@@ -279,34 +286,59 @@ int main(int argc, char** argv) {
   double seconds = 1.0;
   int gpu = 0;
   std::string json;
+  std::vector<uint32_t> payloads{1024, 8192}, bursts{64, 1024}, jobs;
+  auto list = [](const char* text) {
+    std::vector<uint32_t> v;
+    for (const char* p = text; *p;) {
+      char* end = nullptr;
+      v.push_back(static_cast<uint32_t>(std::strtoul(p, &end, 10)));
+      p = *end == ',' ? end + 1 : end;
+      if (end == p && *p) break;
+    }
+    return v;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--seconds" && i + 1 < argc) seconds = std::stod(argv[++i]);
+    else if (a == "--payloads" && i + 1 < argc) payloads = list(argv[++i]);
+    else if (a == "--bursts" && i + 1 < argc) bursts = list(argv[++i]);
+    else if (a == "--job-packets" && i + 1 < argc) jobs = list(argv[++i]);
+    else if (a == "--in-flight" && i + 1 < argc) g_in_flight = std::max(1ul, std::strtoul(argv[++i], nullptr, 10));
     else if (a == "--gpu" && i + 1 < argc) gpu = std::stoi(argv[++i]);
     else if (a == "--json" && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--seconds S] [--gpu I] [--json PATH]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--seconds S] [--gpu I] [--json PATH] [--payloads LIST] [--bursts LIST] "
+                   "[--job-packets LIST] [--in-flight K]\n",
+                   argv[0]);
       return 2;
     }
   }
   cuda(cudaSetDevice(gpu), "cudaSetDevice");
   cudaDeviceProp prop{};
   cuda(cudaGetDeviceProperties(&prop, gpu), "cudaGetDeviceProperties");
-  const Mode modes[] = {{"per_burst copy", Staging::copy, LaunchMode::per_burst},
+  std::vector<Mode> modes = {{"per_burst copy", Staging::copy, LaunchMode::per_burst},
                         {"per_burst direct", Staging::direct, LaunchMode::per_burst},
                         {"graph copy", Staging::copy, LaunchMode::graph},
                         {"persistent direct", Staging::direct, LaunchMode::persistent},
                         {"per_burst copy auto", Staging::copy, LaunchMode::per_burst, std::nullopt},
                         {"graph copy auto", Staging::copy, LaunchMode::graph, std::nullopt},
                         {"persistent dir auto", Staging::direct, LaunchMode::persistent, std::nullopt}};
+  for (uint32_t j : jobs) {
+    g_max_job = std::max(g_max_job, j);
+    const std::string n = " j" + std::to_string(j);
+    modes.push_back({"per_burst copy" + n, Staging::copy, LaunchMode::per_burst, j});
+    modes.push_back({"graph copy" + n, Staging::copy, LaunchMode::graph, j});
+    modes.push_back({"persistent dir" + n, Staging::direct, LaunchMode::persistent, j});
+  }
   std::printf("gpu %d: %s; FramePipeline fed from pinned host packets by one CPU thread, %.1f s per case\n", gpu,
               prop.name, seconds);
   bool all_ok = true;
   for (const Mode& m : modes)
-    for (uint32_t payload : {1024u, 8192u})
-      for (uint32_t burst : kBursts)
+    for (uint32_t payload : payloads)
+      for (uint32_t burst : bursts)
         if (!check(m, payload, burst)) {
-          std::printf("WRONG FRAMES: %s, %u B, bursts of %u\n", m.name, payload, burst);
+          std::printf("WRONG FRAMES: %s, %u B, bursts of %u\n", m.name.c_str(), payload, burst);
           all_ok = false;
         }
   if (!all_ok) return 3;
@@ -315,8 +347,8 @@ int main(int argc, char** argv) {
               "CPU ns/pkt", "pipeline ns", "H2D GB/s", "ratio", "dropped", "check");
   std::vector<Result> results;
   std::vector<std::string> failed;
-  for (uint32_t payload : {1024u, 8192u})
-    for (uint32_t burst : kBursts)
+  for (uint32_t payload : payloads)
+    for (uint32_t burst : bursts)
       for (const Mode& m : modes) {
         const Result r = run(m, payload, burst, seconds);
         std::printf("%-19s %7u %6u %10.1f %9.2f %12.1f %13.1f %11.1f %6.2f %8llu %6s\n", r.mode.c_str(), r.payload,

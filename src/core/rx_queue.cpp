@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
 
@@ -23,20 +24,21 @@ bool finite_source(const InterfaceConfig* iface) {
 RxQueueImpl::RxQueueImpl(QueueResources res, std::unique_ptr<RxPort> port)
     : res_(std::move(res)),
       port_(std::move(port)),
+      descs_(new LineDesc[res_.queue->ring_depth]),
       hold_back_(finite_source(res_.iface)),
+      worker_mode_(res_.queue->mode == PollMode::worker),
       free_(res_.queue->ring_depth + 1),
       ready_(res_.queue->ring_depth),
-      returned_(res_.queue->ring_depth + 1),
       idle_(new BurstDesc*[res_.queue->ring_depth]),
-      returning_(res_.queue->mode == PollMode::worker) {
+      out_(new LineDesc*[std::bit_ceil(res_.queue->ring_depth)]),
+      out_mask_(std::bit_ceil(res_.queue->ring_depth) - 1) {
   const uint32_t batch = res_.queue->batch_size;
   const uint32_t ndesc = res_.queue->ring_depth;
   packets_.resize(size_t{ndesc + 1} * batch);
-  descs_.resize(ndesc);
   for (uint32_t i = 0; i < ndesc; ++i) {
     descs_[i].d = BurstDesc{packets_.data() + size_t{i} * batch, 0, 0, batch, this};
     BurstDesc* p = &descs_[i].d;
-    if (returning_.load(std::memory_order_relaxed))
+    if (worker_mode_)
       worker_put(p);
     else
       free_.enqueue_bulk(&p, 1);
@@ -50,17 +52,33 @@ RxQueueImpl::~RxQueueImpl() {
   if (int n = outstanding()) log()->warn("{}: destroyed while the application still holds {} bursts", res_.name, n);
 }
 
-void RxQueueImpl::stop() noexcept {
-  // From here on a release frees at once; wait out releases that chose the worker's ring.
-  returning_.store(false, std::memory_order_seq_cst);
-  while (releasing_.load(std::memory_order_seq_cst) != 0) NETDAQ_CPU_RELAX();
-  reclaim();
-  // Bursts the worker delivered but the application never polled.
-  BurstDesc* d;
-  while (ready_.pop(d)) {
-    outstanding_.fetch_add(1, std::memory_order_relaxed);
-    release(d);
+int RxQueueImpl::outstanding() const noexcept {
+  if (!worker_mode_) return outstanding_.load(std::memory_order_relaxed);
+  int n = 0;
+  for (uint32_t i = 0; i < res_.queue->ring_depth; ++i) {
+    const Holder h = descs_[i].holder.load(std::memory_order_relaxed);
+    n += h == Holder::app || h == Holder::orphan;
   }
+  return n;
+}
+
+// After the worker's last step. Bursts returned are freed; bursts the application still
+// holds become orphans, freed by their release (the exchange there and the one here decide
+// who frees each burst exactly once); bursts never polled are released here.
+void RxQueueImpl::stop() noexcept {
+  if (!worker_mode_ || stopped_) return;
+  stopped_ = true;
+  BurstDesc* d;
+  while (ready_.pop(d)) line_of(d).holder.store(Holder::returned, std::memory_order_relaxed);
+  const uint32_t seq = reclaim_seq_.load(std::memory_order_relaxed);
+  reclaim_seq_.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  for (; out_tail_ != out_head_; ++out_tail_) {
+    LineDesc& l = *out_[out_tail_ & out_mask_];
+    Holder h = Holder::app;
+    if (!l.holder.compare_exchange_strong(h, Holder::orphan, std::memory_order_acq_rel)) free_returned(l);
+  }
+  reclaim_seq_.store(seq + 2, std::memory_order_release);
 }
 
 void RxQueueImpl::deliver_count(const BurstDesc& d) noexcept {
@@ -76,19 +94,14 @@ void RxQueueImpl::deliver_count(const BurstDesc& d) noexcept {
 // back empty (so below line rate a burst waits for nothing) and at the end.
 constexpr uint32_t kPublishEvery = 4;
 
-// With each publication the worker also takes back what the application has returned: the
-// bursts (their packet arrays, their mbufs) it reuses next are then the ones it used last,
-// still in its caches, instead of every burst of the queue in turn.
 void RxQueueImpl::hand_over(BurstDesc* d) noexcept {
   deliver_count(*d);
+  LineDesc& l = line_of(d);
+  l.holder.store(Holder::app, std::memory_order_relaxed);  // published by the ring's release store
+  out_[out_head_++ & out_mask_] = &l;
   ready_.stage(d);
   ++staged_;
-  if (hold_back_) {
-    publish();
-  } else if (staged_ >= kPublishEvery) {
-    publish();
-    reclaim();
-  }
+  if (hold_back_ || staged_ >= kPublishEvery) publish();
 }
 
 void RxQueueImpl::publish() noexcept {
@@ -99,9 +112,8 @@ void RxQueueImpl::publish() noexcept {
 
 RxBurst RxQueueImpl::poll() noexcept {
   BurstDesc* d = nullptr;
-  if (res_.queue->mode == PollMode::worker) {
+  if (worker_mode_) {
     if (!ready_.pop(d)) return {};
-    outstanding_.fetch_add(1, std::memory_order_relaxed);
     return RxBurst(d);
   }
   if (!(d = take_free())) return {};  // the application holds every burst
@@ -123,20 +135,15 @@ void RxQueueImpl::free_packets(BurstDesc* d) noexcept {
   d->bytes = 0;
 }
 
-// Worker mode: O(1) on the application's thread, the buffers are freed by the worker
-// (reclaim). The returning_ check is repeated inside releasing_ so that stop(), which clears
-// it and then waits for releasing_ to drain, never misses a burst queued here.
+// Worker mode: O(1) on the application's thread, one exchange on the burst's line; the
+// worker frees the buffers (reclaim). After stop() the burst is an orphan: freed here.
 void RxQueueImpl::release(BurstDesc* d) noexcept {
-  if (d != &spare_ && returning_.load(std::memory_order_relaxed)) {
-    releasing_.fetch_add(1, std::memory_order_seq_cst);
-    if (returning_.load(std::memory_order_seq_cst)) {
-      returned_packets_.fetch_add(d->count - d->first, std::memory_order_relaxed);
-      returned_.enqueue_bulk(&d, 1);  // room for every burst: never full
-      releasing_.fetch_sub(1, std::memory_order_release);
-      outstanding_.fetch_sub(1, std::memory_order_relaxed);
-      return;
-    }
-    releasing_.fetch_sub(1, std::memory_order_release);
+  if (worker_mode_ && d != &spare_) {
+    LineDesc& l = line_of(d);
+    if (l.holder.exchange(Holder::returned, std::memory_order_acq_rel) != Holder::orphan) return;
+    free_packets(d);
+    l.holder.store(Holder::worker, std::memory_order_relaxed);
+    return;
   }
   free_packets(d);
   if (d != &spare_) {
@@ -145,25 +152,47 @@ void RxQueueImpl::release(BurstDesc* d) noexcept {
   }
 }
 
-// The worker frees returned bursts inside a sequence lock: stats() subtracts the returned
-// packets the engine has not yet been told about from pool_in_use, and must not see the
-// engine's count and returned_packets_ from either side of one reclaim.
+// The worker frees returned bursts inside a sequence lock: stats() subtracts the packets of
+// bursts returned but not yet freed from the engine's pool_in_use, and must not see the
+// engine's count and a burst's holder from either side of one free.
+void RxQueueImpl::free_returned(LineDesc& l) noexcept {
+  free_packets(&l.d);
+  l.holder.store(Holder::worker, std::memory_order_relaxed);
+  worker_put(&l.d);
+}
+
+// In the order handed over, while the oldest was returned: a burst freed last is reused
+// first, so what the worker touches next is still in its caches.
 void RxQueueImpl::reclaim() noexcept {
-  BurstDesc* got[64];
-  uint32_t n;
-  while ((n = returned_.dequeue_burst(got, 64)) != 0) {
-    const uint32_t seq = reclaim_seq_.load(std::memory_order_relaxed);
-    reclaim_seq_.store(seq + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-    int64_t packets = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-      packets += got[i]->count - got[i]->first;
-      free_packets(got[i]);
-      worker_put(got[i]);
-    }
-    returned_packets_.fetch_sub(packets, std::memory_order_relaxed);
-    reclaim_seq_.store(seq + 2, std::memory_order_release);
+  if (out_tail_ == out_head_ ||
+      out_[out_tail_ & out_mask_]->holder.load(std::memory_order_acquire) != Holder::returned)
+    return;
+  const uint32_t seq = reclaim_seq_.load(std::memory_order_relaxed);
+  reclaim_seq_.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  do {
+    free_returned(*out_[out_tail_++ & out_mask_]);
+  } while (out_tail_ != out_head_ &&
+           out_[out_tail_ & out_mask_]->holder.load(std::memory_order_acquire) == Holder::returned);
+  reclaim_seq_.store(seq + 2, std::memory_order_release);
+}
+
+// When the worker has no free burst left but the oldest is still held: every returned burst,
+// wherever it is in the FIFO (an application may keep one burst and release later ones).
+void RxQueueImpl::reclaim_any() noexcept {
+  const uint32_t seq = reclaim_seq_.load(std::memory_order_relaxed);
+  reclaim_seq_.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  uint32_t kept = out_tail_;
+  for (uint32_t i = out_tail_; i != out_head_; ++i) {
+    LineDesc* l = out_[i & out_mask_];
+    if (l->holder.load(std::memory_order_acquire) == Holder::returned)
+      free_returned(*l);
+    else
+      out_[kept++ & out_mask_] = l;
   }
+  out_head_ = kept;
+  reclaim_seq_.store(seq + 2, std::memory_order_release);
 }
 
 // Free bursts: the one released last waits in hot_ and is taken first (its packet array is
@@ -179,15 +208,14 @@ void RxQueueImpl::put_free(BurstDesc* d) noexcept {
   if (BurstDesc* old = hot_.exchange(d, std::memory_order_acq_rel)) free_.enqueue_burst(&old, 1);
 }
 
-// The worker's free bursts; when none is left, those the application returned meanwhile.
+// The worker's free bursts, after taking back what the application returned meanwhile (the
+// oldest first; any returned one when none is left).
 BurstDesc* RxQueueImpl::worker_take() noexcept {
-  if (nidle_ == 0) reclaim();
+  reclaim();
+  if (nidle_ == 0 && out_tail_ != out_head_) reclaim_any();
   return nidle_ ? idle_[--nidle_] : nullptr;
 }
 
-// Returned bursts are reclaimed every kPublishEvery bursts, when the worker runs out of free
-// ones, or when it has nothing to receive; not every step: under load the application's
-// releases then stay in its own cache lines, and the worker takes several back per visit.
 bool RxQueueImpl::worker_step() noexcept {
   if (hold_back_) return worker_step_held();
   if (!cur_ || (cur_ == &spare_ && cur_->count == 0)) {
@@ -288,6 +316,17 @@ void RxQueueImpl::worker_finish() noexcept {
   publish();
 }
 
+// Worker mode: packets of the bursts returned whose buffers the worker has not freed yet.
+uint64_t RxQueueImpl::returned_packets() const noexcept {
+  uint64_t n = 0;
+  if (worker_mode_)
+    for (uint32_t i = 0; i < res_.queue->ring_depth; ++i) {
+      const LineDesc& l = descs_[i];
+      if (l.holder.load(std::memory_order_acquire) == Holder::returned) n += l.d.count - l.d.first;
+    }
+  return n;
+}
+
 QueueStats RxQueueImpl::stats() const {
   port_->refresh_counters();
   QueueStats s;
@@ -298,10 +337,9 @@ QueueStats RxQueueImpl::stats() const {
     const uint32_t seq = reclaim_seq_.load(std::memory_order_acquire);
     if (!(seq & 1)) {
       res_.counters->snapshot(s);
-      const int64_t returned = returned_packets_.load(std::memory_order_relaxed);
+      const uint64_t r = returned_packets();
       std::atomic_thread_fence(std::memory_order_acquire);
       if (reclaim_seq_.load(std::memory_order_relaxed) == seq) {
-        const auto r = static_cast<uint64_t>(std::max<int64_t>(returned, 0));
         s.pool_in_use = s.pool_in_use > r ? s.pool_in_use - r : 0;
         break;
       }

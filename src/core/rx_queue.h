@@ -1,8 +1,9 @@
 // RX queue: hands bursts from an engine's RxPort to the application, either polled directly
 // by the caller or filled by a pinned worker thread (worker_thread.h: one per CPU, serving
 // every worker-mode queue pinned there) through an SPSC ring of bursts. In worker mode the
-// application's release only queues the burst back to the worker, which frees its buffers on
-// the core that received them (their cache lines, and the pool's per-core cache, stay there).
+// application's release only marks the burst returned (one atomic exchange on the burst's own
+// line); the worker frees its buffers on the core that received them (their cache lines, and
+// the pool's per-core cache, stay there), taking the bursts back in the order it handed them.
 #pragma once
 
 #include <atomic>
@@ -35,12 +36,13 @@ class RxQueueImpl final : public BurstOwner {
   QueueStats stats() const;
 
   const QueueResources& resources() const noexcept { return res_; }
-  int outstanding() const noexcept { return outstanding_.load(std::memory_order_relaxed); }
+  int outstanding() const noexcept;  // bursts the application holds
 
  private:
   void deliver_count(const BurstDesc& d) noexcept;
   void free_packets(BurstDesc* d) noexcept;  // the burst's buffers back to the engine; d reusable
-  void reclaim() noexcept;                   // worker: frees the bursts the application returned
+  void reclaim() noexcept;                   // worker: frees the oldest bursts, while returned
+  void reclaim_any() noexcept;               // worker: frees every returned burst (out of order)
   void hand_over(BurstDesc* d) noexcept;  // worker: count, then push to ready_ (has room)
   void publish() noexcept;                // worker: the bursts handed over become visible
   bool worker_step_held() noexcept;      // worker_step for a finite source (hold_back_)
@@ -54,32 +56,43 @@ class RxQueueImpl final : public BurstOwner {
   QueueResources res_;
   std::unique_ptr<RxPort> port_;
   std::vector<Packet> packets_;
-  // A line per burst: the worker fills one while the application reads the one before.
+  // Worker mode: who has a burst. worker: free or being filled; app: handed over (in the
+  // ring or held); returned: released, its buffers not yet freed; orphan: held by the
+  // application after stop(), its release frees at once.
+  enum class Holder : uint8_t { worker, app, returned, orphan };
+  // A line per burst: the worker fills one while the application reads the one before, and
+  // the application's release touches only the line it already has.
   struct alignas(kCacheLine) LineDesc {
-    BurstDesc d;
+    BurstDesc d;  // first: a BurstDesc* of descs_ is its LineDesc*
+    std::atomic<Holder> holder{Holder::worker};
   };
-  std::vector<LineDesc> descs_;
+  static LineDesc& line_of(BurstDesc* d) noexcept { return *reinterpret_cast<LineDesc*>(d); }
+  void free_returned(LineDesc& l) noexcept;  // worker: inside the reclaim sequence lock
+  uint64_t returned_packets() const noexcept;
+  std::unique_ptr<LineDesc[]> descs_;  // ring_depth of them
   BurstDesc spare_;                   // worker: receives here when the app holds every burst
   const bool hold_back_;              // finite source (a file): a full ring waits, never drops
+  const bool worker_mode_;
   std::atomic<bool> drained_{false};  // worker: the port finished and its last burst was handed over
   // Direct mode: free bursts, taken by poll() and given back by release() on any thread.
   MpmcRing<BurstDesc*> free_;
   std::atomic<BurstDesc*> hot_{nullptr};  // the free burst released last (take_free)
   SpscRing<BurstDesc*> ready_;            // worker -> application
-  MpmcRing<BurstDesc*> returned_;         // application -> worker (room for every burst)
   // The worker's side.
   alignas(kCacheLine) BurstDesc* cur_ = nullptr;  // the burst being filled
   uint64_t first_ns_ = 0;                         // when its first packet arrived
   std::unique_ptr<BurstDesc*[]> idle_;            // free bursts (worker_take / worker_put)
   uint32_t nidle_ = 0;
   uint32_t staged_ = 0;  // bursts handed over, not yet published
-  // The application's side.
-  alignas(kCacheLine) std::atomic<int> outstanding_{0};  // bursts held by the application
-  std::atomic<bool> returning_;                           // the worker reclaims (until stop())
-  std::atomic<int> releasing_{0};                         // application threads inside release() now
-  // Both: returned packets the engine has not been told about, and the reclaim sequence lock.
-  alignas(kCacheLine) std::atomic<int64_t> returned_packets_{0};
-  std::atomic<uint32_t> reclaim_seq_{0};  // odd while the worker frees (stats() reads around it)
+  // Handed-over bursts, oldest first: a FIFO of ring_depth slots (each burst is in it at most once).
+  std::unique_ptr<LineDesc*[]> out_;
+  uint32_t out_head_ = 0, out_tail_ = 0;  // free-running; out_[i & out_mask_]
+  const uint32_t out_mask_;
+  bool stopped_ = false;  // stop() ran: the FIFO was emptied
+  // Direct mode: bursts held by the application.
+  alignas(kCacheLine) std::atomic<int> outstanding_{0};
+  // Odd while the worker frees returned bursts: stats() reads around it.
+  alignas(kCacheLine) std::atomic<uint32_t> reclaim_seq_{0};
 };
 
 

@@ -232,6 +232,35 @@ TEST_F(SessionTest, WorkerModeFreesReleasedBurstsOnTheWorkerAndCountsThemAtOnce)
   EXPECT_EQ(q.stats().pool_in_use, 0u);
 }
 
+// The worker takes bursts back oldest first; an application that keeps the first burst and
+// releases the later ones must not starve it: 4 x ring_depth bursts go through while one is held.
+TEST_F(SessionTest, WorkerModeReusesLaterBurstsWhileTheFirstIsHeld) {
+  Session s(make_config(PollMode::worker, 16, 8, 4096));
+  auto& q = s.rx_queue("gen", 0);
+  auto next = [&q] {
+    RxBurst b;
+    for (auto deadline = std::chrono::steady_clock::now() + 5s; !b && std::chrono::steady_clock::now() < deadline;)
+      b = q.poll();
+    return b;
+  };
+  g_budget = 16;
+  RxBurst first = next();
+  ASSERT_TRUE(first);
+  for (int i = 0; i < 32; ++i) {
+    g_budget += 16;  // one burst at a time: the ring never fills, every drop would be a lost burst
+    RxBurst b = next();
+    ASSERT_TRUE(b) << "burst " << i + 2 << " never came while the first was held";
+    EXPECT_EQ(b.size(), 16u);
+    b.release();
+  }
+  const QueueStats st = q.stats();
+  EXPECT_EQ(st.packets, 16u * 33);
+  EXPECT_EQ(st.drop(DropReason::ring_full), 0u);
+  EXPECT_EQ(st.pool_in_use, 16u) << "only the held burst";
+  first.release();
+  EXPECT_EQ(q.stats().pool_in_use, 0u);
+}
+
 // A burst held across Session::stop() (the worker is gone) is freed by its release itself.
 TEST_F(SessionTest, WorkerModeBurstReleasedAfterStopIsFreedAtOnce) {
   Session s(make_config(PollMode::worker, 16, 8, 4096));
