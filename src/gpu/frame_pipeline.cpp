@@ -32,11 +32,11 @@ TrackerConfig tracker_config(const ReorderConfig& c) {
 }
 
 // A job under construction or in flight: its placement list (mapped pinned memory the GPU
-// reads), the host addresses to stage, and the burst whose buffers it reads.
+// reads), the gather list of the packets to stage, and the burst whose buffers it reads.
 struct JobSlot {
   PlacementEntry* entries = nullptr;
   uint32_t count = 0;
-  std::vector<const void*> srcs;  // staging: copy
+  PlacementEntry* gather = nullptr;  // staging copy: the Stager's entries of this slot
   uint32_t nsrc = 0;
   std::vector<RxBurst> bursts;     // 1, or up to job_packets when small bursts are gathered
   uint32_t nbursts = 0;
@@ -80,13 +80,16 @@ struct FramePipeline::Impl {
   JobSlot* cur = nullptr;          // the job being built (valid while building) ...
   uint32_t cur_index = 0;          // ... in slots[cur_index]
   uint64_t job_start_ns = 0;       // when it began (gathering small bursts)
+  // The clock read by the last submit(), not yet used by next_frame(): an application that
+  // asks for frames after each burst pays for one clock read per burst, not two.
+  uint64_t submit_ns = 0;
   std::byte* cur_stage = nullptr;  // its staging buffer (staging copy)
 
   explicit Impl(const ReorderConfig& c) : cfg(c), tracker(tracker_config(c)) {}
   ~Impl();
 
   void setup(uint32_t batch, bool copy_staging, uint32_t queue_bursts);
-  void retire() noexcept;
+  void retire(uint64_t now_ns = 0) noexcept;
   void wait_for_slot() noexcept;
   void submit_current() noexcept;
   void begin_job() noexcept;
@@ -151,10 +154,16 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   slots.resize(depth);
   for (uint32_t k = 0; k < depth; ++k) {
     slots[k].entries = entry_mem + size_t{k} * job_capacity;
-    if (copy) slots[k].srcs.resize(job_capacity);
     slots[k].bursts.resize(bursts_per_job);
   }
-  if (copy) stager = std::make_unique<Stager>(cfg.gpu, depth, job_capacity, in_bytes);
+  if (copy) {
+    // Gathered jobs are big: the gather goes on the job's stream (no event and stream wait
+    // per job); one job per burst overlaps gathers on the Stager's own streams.
+    StagerOptions o;
+    if (job_packets) o.streams = 0;
+    stager = std::make_unique<Stager>(cfg.gpu, depth, job_capacity, in_bytes, o);
+    for (uint32_t k = 0; k < depth; ++k) slots[k].gather = stager->gather_entries(k);
+  }
   ExecutorOptions opts;
   opts.gpu = cfg.gpu;
   opts.depth = depth;
@@ -171,8 +180,8 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
                                   : std::string("one burst"));
 }
 
-void FramePipeline::Impl::retire() noexcept {
-  const uint64_t done = exec->completed();
+void FramePipeline::Impl::retire(uint64_t now_ns) noexcept {
+  const uint64_t done = now_ns ? exec->completed(now_ns) : exec->completed();
   while (retired < done) {
     slots[retired % slots.size()].release_bursts();
     ++retired;
@@ -187,15 +196,17 @@ void FramePipeline::Impl::wait_for_slot() noexcept {
   while (exec->submitted() - retired >= slots.size()) retire();
 }
 
-// Called only while building.
+// Called only while building. The CUDA calls of submit() and next_frame() are all here (and
+// event queries, which need no current device): the device is set once per job.
 void FramePipeline::Impl::submit_current() noexcept {
   JobSlot& s = *cur;
   if (s.count == 0 && s.nbursts == 0) {
     building = false;
     return;
   }
+  cudaSetDevice(cfg.gpu);
   if (copy && s.nsrc) {
-    const cudaError_t err = stager->stage(cur_index, s.srcs.data(), s.nsrc, exec->stream());
+    const cudaError_t err = stager->stage_entries(cur_index, s.nsrc, exec->stream());
     if (err != cudaSuccess) detail::log()->error("gpu pipeline '{}': staging copy: {}", cfg.name, describe(err));
     stats.bytes_to_gpu += uint64_t{s.nsrc} * in_bytes;
   } else if (!copy) {
@@ -248,7 +259,8 @@ void FramePipeline::Impl::add_entry(uint64_t src, uint32_t slot, const void* sta
   }
   if (stage_src) {
     src = reinterpret_cast<uint64_t>(cur_stage + size_t{cur->nsrc} * in_bytes);
-    cur->srcs[cur->nsrc++] = stage_src;
+    cur->gather[cur->nsrc] = PlacementEntry{reinterpret_cast<uint64_t>(stage_src), cur->nsrc, 0};
+    ++cur->nsrc;
   }
   cur->entries[cur->count++] = PlacementEntry{src, slot, 0};
 }
@@ -307,7 +319,7 @@ const Packet* FramePipeline::Impl::place_run(const Packet* pk, const Packet* end
   uint32_t count = s.count, nsrc = s.nsrc;
   if (end - pk > job_capacity - count) end = pk + (job_capacity - count);
   PlacementEntry* const entries = s.entries;
-  const void** const srcs = s.srcs.data();
+  PlacementEntry* const gather = s.gather;
   std::byte* const stage = cur_stage;
   const uint32_t min_len = fast_len, payload_offset = cfg.payload_offset, seq_offset = cfg.seq_offset;
   const uint32_t sample_bytes = in_bytes;
@@ -323,7 +335,8 @@ const Packet* FramePipeline::Impl::place_run(const Packet* pk, const Packet* end
     uint64_t src = reinterpret_cast<uint64_t>(samples);
     if (staged) {
       src = reinterpret_cast<uint64_t>(stage + size_t{nsrc} * sample_bytes);
-      srcs[nsrc++] = samples;
+      gather[nsrc] = PlacementEntry{reinterpret_cast<uint64_t>(samples), nsrc, 0};
+      ++nsrc;
     }
     entries[count++] = PlacementEntry{src, slot, 0};
   }
@@ -333,7 +346,7 @@ const Packet* FramePipeline::Impl::place_run(const Packet* pk, const Packet* end
 }
 
 void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
-  const uint64_t now = detail::monotonic_ns();
+  const uint64_t now = submit_ns = detail::monotonic_ns();
   if (building) submit_if_due(now);
   tracker.expire(now);
   take_closed();
@@ -390,18 +403,17 @@ FramePipeline::~FramePipeline() = default;
 
 void FramePipeline::submit(RxBurst&& burst) noexcept {
   if (!burst) return;
-  cudaSetDevice(impl_->cfg.gpu);
   impl_->place_burst(std::move(burst));
 }
 
 Frame FramePipeline::next_frame() noexcept {
   Impl& m = *impl_;
-  cudaSetDevice(m.cfg.gpu);
-  const uint64_t now = detail::monotonic_ns();
+  const uint64_t now = m.submit_ns ? m.submit_ns : detail::monotonic_ns();
+  m.submit_ns = 0;
   m.tracker.expire(now);
   m.take_closed();
   m.submit_if_due(now);  // zeros of frames that just timed out; a gathering job when due
-  m.retire();
+  m.retire(now);
   if (m.pending_count == 0) return {};
   const PendingFrame& p = m.pending[m.pending_head];
   if (m.exec->completed() < p.ready_after) return {};

@@ -34,13 +34,14 @@ cudaError_t JobEvents::record(cudaStream_t stream) noexcept {
   return err;
 }
 
-uint64_t JobEvents::reap(bool force) noexcept {
-  if (!force && not_ready_ns_ && detail::monotonic_ns() - not_ready_ns_ < kRequeryNs) return completed_;
+uint64_t JobEvents::reap(bool force, uint64_t now_ns) noexcept {
+  if (!force && not_ready_ns_ && (now_ns ? now_ns : detail::monotonic_ns()) - not_ready_ns_ < kRequeryNs)
+    return completed_;
   not_ready_ns_ = 0;
   while (fault_ == cudaSuccess && completed_ < submitted_) {
     const cudaError_t err = cudaEventQuery(events_[completed_ % depth_]);
     if (err == cudaErrorNotReady) {
-      not_ready_ns_ = detail::monotonic_ns();
+      not_ready_ns_ = now_ns ? now_ns : detail::monotonic_ns();
       break;
     }
     if (err != cudaSuccess) {

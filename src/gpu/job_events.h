@@ -24,7 +24,8 @@ class JobEvents {
   // at a CUDA fault, which it keeps for throw_if_fault(). A query costs the host about as
   // much as placing a few dozen packets, and callers ask once per burst or more: within
   // kRequeryNs of an answer "not ready" it answers from what it knows, unless `force`.
-  uint64_t reap(bool force = false) noexcept;
+  // now_ns: the caller's detail::monotonic_ns() reading (0: read it here when needed).
+  uint64_t reap(bool force = false, uint64_t now_ns = 0) noexcept;
   static constexpr uint64_t kRequeryNs = 1000;
   // Remembers the first fault of the hot path (a failed launch) for throw_if_fault().
   void set_fault(cudaError_t err) noexcept;

@@ -22,6 +22,12 @@ class PlaceExecutor {
   virtual bool submit(const PlaceJob& job) noexcept = 0;
   // Jobs finished so far (monotonic, in submission order). Non-blocking.
   virtual uint64_t completed() noexcept = 0;
+  // The same, from a caller that has just read detail::monotonic_ns() (now_ns): the executors
+  // that throttle their queries by time use it instead of reading the clock again.
+  virtual uint64_t completed(uint64_t now_ns) noexcept {
+    (void)now_ns;
+    return completed();
+  }
   virtual uint64_t submitted() const noexcept = 0;
   // Blocks until every submitted job has finished; throws Error on a CUDA fault.
   virtual void synchronize() = 0;
