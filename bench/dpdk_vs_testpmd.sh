@@ -11,7 +11,7 @@
 #            --mbcache=256 --mbuf-size=2048 --rxd=1024 --stats-period 1; stdin held open, stopped
 #            with SIGINT (testpmd 22.11 prints its forward statistics then).
 #   netdaq   `netdaq run CONFIG -q --no-verify -d SECONDS --json FILE`, one rx queue, batch_size
-#            64, ring_depth 32, eal {cores: [MAIN, RX], main_core: MAIN}; the CLI's receiver
+#            64 (--batch), ring_depth 32 (2048 / batch), eal {cores: [MAIN, RX], main_core: MAIN}; the CLI's receiver
 #            thread reads each packet's first bytes (payload header check) and releases the burst.
 #            worker: `mode: worker, cpu_core: RX`: the engine's worker polls on RX, the CLI's
 #                    receiver thread takes its bursts on MAIN (pinned by this script)
@@ -59,7 +59,7 @@
 #
 # usage: bench/dpdk_vs_testpmd.sh [--duration S] [--rounds N] [--cases null,afxdp] [--json FILE]
 #            [--netdaq PATH] [--main-cpu N] [--rx-cpu N] [--mbufs N] [--memory huge|plain]
-#            [--hugepages N] [--receivers netdaq,direct,testpmd] [--rt] [--perf] [--keep DIR]
+#            [--hugepages N] [--receivers netdaq,direct,testpmd] [--batch N] [--rt] [--perf] [--keep DIR]
 #   --duration S      seconds per round and receiver, whole seconds >= 3 (default 5)
 #   --rounds N        rounds per case and receiver (default 3; the table shows medians)
 #   --cases LIST      null, afxdp or both (default null,afxdp)
@@ -68,6 +68,9 @@
 #   --main-cpu N      EAL main lcore of the receivers; (afxdp) the sender's CPU (default 0)
 #   --rx-cpu N        the polling lcore (default 1)
 #   --mbufs N         mbufs per receiver (testpmd --total-num-mbufs, netdaq num_bufs; default 8192)
+#   --batch N         netdaq's rx batch_size (default 64 = testpmd's --burst, which stays 64): the
+#                     packets a worker hands over at once; ring_depth 2048 / N (>= 4) keeps the
+#                     packets in flight the same
 #   --memory MODE     huge (default: EAL in-memory on hugepages, netdaq's region kind huge) or
 #                     plain (--no-huge, region kind host)
 #   --hugepages N     2 MiB hugepages the script reserves on top of those already reserved and
@@ -94,6 +97,7 @@ mbufs=8192
 memory=huge
 hugepages=512
 receivers="netdaq,direct,testpmd"
+batch=64
 perf=0
 rt=0
 keep=""
@@ -111,6 +115,7 @@ while [ $# -gt 0 ]; do
     --memory) memory=$2; shift 2 ;;
     --hugepages) hugepages=$2; shift 2 ;;
     --receivers) receivers=$2; shift 2 ;;
+    --batch) batch=$2; shift 2 ;;
     --perf) perf=1; shift ;;
     --rt) rt=1; shift ;;
     --keep) keep=$2; shift 2 ;;
@@ -123,6 +128,7 @@ find_netdaq dpdk
 need_testpmd
 need_root "hugepages, namespaces, XDP"
 need_duration
+[[ "$batch" =~ ^[0-9]+$ ]] && [ "$batch" -ge 1 ] && [ "$batch" -le 1024 ] || die "--batch: 1..1024 packets"
 need_other_cpus --main-cpu "$main_cpu" --rx-cpu "$rx_cpu"
 case "$memory" in huge|plain) ;; *) die "--memory: huge or plain" ;; esac
 [ "$perf" = 0 ] || command -v perf >/dev/null || die "--perf: perf not found"
@@ -193,7 +199,7 @@ interfaces:
     address: "$addr"
     rx:
       queues:
-        - {id: 0, $cpu_line, batch_size: 64, ring_depth: 32, memory_regions: [rx_bufs]}
+        - {id: 0, $cpu_line, batch_size: $batch, ring_depth: $(( 2048 / batch > 4 ? 2048 / batch : 4 )), memory_regions: [rx_bufs]}
 ${tx}
     dpdk: {${extra}rx_desc: 1024, mempool_cache: 256}
 eal: {cores: [$main_cpu, $rx_cpu], main_core: $main_cpu, hugepages: $hp, memory_mb: 256, file_prefix: ${prefix}_nd$drivers_yaml}
@@ -359,8 +365,8 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 leftover=$(ls -d /var/run/dpdk/"$prefix"_nd 2>/dev/null || true)  # netdaq removes its runtime dir at exit
 
-settings=$(printf '{"duration_s": %s, "rounds": %s, "cases": "%s", "receivers": "%s", "main_cpu": %s, "rx_cpu": %s, "mbufs": %s, "burst": 64, "mempool_cache": 256, "rx_desc": 1024, "memory": "%s", "hugepages_reserved": %s, "sched_fifo": %s, "load_before": "%s", "load_after": "%s", "runtime_dirs_left": "%s", "verify_packets": %s, "verify_payload": %s, "verify_pps": %s}' \
-  "$duration" "$rounds" "$cases" "$receivers" "$main_cpu" "$rx_cpu" "$mbufs" "$memory" "$hp_added" "$([ "$rt" = 1 ] && echo true || echo false)" "$load_before" "$load_after" "$leftover" \
+settings=$(printf '{"duration_s": %s, "rounds": %s, "cases": "%s", "receivers": "%s", "main_cpu": %s, "rx_cpu": %s, "mbufs": %s, "burst": 64, "netdaq_batch": %s, "mempool_cache": 256, "rx_desc": 1024, "memory": "%s", "hugepages_reserved": %s, "sched_fifo": %s, "load_before": "%s", "load_after": "%s", "runtime_dirs_left": "%s", "verify_packets": %s, "verify_payload": %s, "verify_pps": %s}' \
+  "$duration" "$rounds" "$cases" "$receivers" "$main_cpu" "$rx_cpu" "$mbufs" "$batch" "$memory" "$hp_added" "$([ "$rt" = 1 ] && echo true || echo false)" "$load_before" "$load_after" "$leftover" \
   $((verify_pps * duration)) "$(verify_payload 22)" "$verify_pps")
 report "$tmp" "$json_out" "$netdaq" "$settings" <<'PY'
 tmp, out, netdaq, settings = sys.argv[1:5]
@@ -537,7 +543,7 @@ for r in results:
               f"duplicates {num(k.get('duplicates'))}; drops {reasons_text(k.get('drop_reasons'))}")
 ver = netdaq_version(netdaq)
 print(f"\n{ver} ({netdaq}); medians of {rounds} rounds of {duration:g} s per receiver; EAL main lcore on CPU "
-      f"{settings['main_cpu']}, polling lcore on CPU {settings['rx_cpu']}; burst 64, {settings['mbufs']} mbufs, memory "
+      f"{settings['main_cpu']}, polling lcore on CPU {settings['rx_cpu']}; burst 64 (netdaq batch_size {settings['netdaq_batch']}), {settings['mbufs']} mbufs, memory "
       f"{settings['memory']}{'; null receivers SCHED_FIFO' if settings['sched_fifo'] else ''}; {machine(settings)}")
 print("null: steady-state rate (testpmd: periodic Rx-pps; netdaq: queue packets / first-to-last burst); "
       "afxdp: received / sender duration; ns/pkt = 1e9 / rate")

@@ -102,6 +102,7 @@ void RxQueueImpl::hand_over(BurstDesc* d) noexcept {
   ready_.stage(d);
   ++staged_;
   if (hold_back_ || staged_ >= kPublishEvery) publish();
+  reclaim();  // the oldest burst's line was prefetched when this step began
 }
 
 void RxQueueImpl::publish() noexcept {
@@ -208,16 +209,21 @@ void RxQueueImpl::put_free(BurstDesc* d) noexcept {
   if (BurstDesc* old = hot_.exchange(d, std::memory_order_acq_rel)) free_.enqueue_burst(&old, 1);
 }
 
-// The worker's free bursts, after taking back what the application returned meanwhile (the
-// oldest first; any returned one when none is left).
+// The worker's free bursts; when none is left, what the application returned meanwhile (the
+// oldest first; any returned one when the oldest is still held).
 BurstDesc* RxQueueImpl::worker_take() noexcept {
-  reclaim();
-  if (nidle_ == 0 && out_tail_ != out_head_) reclaim_any();
+  if (nidle_ == 0) {
+    reclaim();
+    if (nidle_ == 0 && out_tail_ != out_head_) reclaim_any();
+  }
   return nidle_ ? idle_[--nidle_] : nullptr;
 }
 
 bool RxQueueImpl::worker_step() noexcept {
   if (hold_back_) return worker_step_held();
+  // The oldest burst handed over: whether it came back is read after the receive (hand_over),
+  // its line (which the application's release took) on its way meanwhile.
+  if (out_tail_ != out_head_) __builtin_prefetch(&out_[out_tail_ & out_mask_]->holder);
   if (!cur_ || (cur_ == &spare_ && cur_->count == 0)) {
     // The app holds all bursts: receive into spare_ (will drop). Leave spare_ as soon as
     // the app has released one, or the next batch is dropped although there is room.

@@ -370,7 +370,8 @@ void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
 
 // A job gathering small bursts goes once it is job_timeout_us old (frames wait for it).
 void FramePipeline::Impl::submit_if_due(uint64_t now) noexcept {
-  if (building && (job_packets == 0 || now - job_start_ns >= uint64_t{cfg.job_timeout_us} * 1000)) submit_current();
+  // `now` may be older than job_start_ns (next_frame() reuses submit()'s clock reading).
+  if (building && (job_packets == 0 || now >= job_start_ns + uint64_t{cfg.job_timeout_us} * 1000)) submit_current();
 }
 
 // ---------------------------------------------------------------------------------------

@@ -35,7 +35,8 @@ cudaError_t JobEvents::record(cudaStream_t stream) noexcept {
 }
 
 uint64_t JobEvents::reap(bool force, uint64_t now_ns) noexcept {
-  if (!force && not_ready_ns_ && (now_ns ? now_ns : detail::monotonic_ns()) - not_ready_ns_ < kRequeryNs)
+  // now_ns may be older than not_ready_ns_ (a caller's earlier reading): no wrap-around.
+  if (!force && not_ready_ns_ && (now_ns ? now_ns : detail::monotonic_ns()) < not_ready_ns_ + kRequeryNs)
     return completed_;
   not_ready_ns_ = 0;
   while (fault_ == cudaSuccess && completed_ < submitted_) {

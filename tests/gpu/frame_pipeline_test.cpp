@@ -337,6 +337,22 @@ TEST_P(Pipeline, SmallBurstsGatheredIntoFewerJobs) {
     EXPECT_LE(p.stats().jobs, uint64_t{ppf} * frames / 64 + 2) << bursts << " bursts";
   }
   EXPECT_EQ(src.outstanding(), 0);
+  {
+    // As an application runs it: next_frame() after every submit() (its clock reading is
+    // the submit's) must not send the job being gathered early.
+    FramePipeline p(c);
+    uint64_t got = 0;
+    for (uint32_t i = 0; i < ppf * frames; i += 2) {
+      p.submit(src.burst({i, i + 1}));
+      while (Frame f = p.next_frame()) got += f.complete();
+    }
+    p.flush();
+    p.synchronize();
+    while (Frame f = p.next_frame()) got += f.complete();
+    EXPECT_EQ(got, frames);
+    EXPECT_LE(p.stats().jobs, uint64_t{ppf} * frames / 64 + 2) << ppf * frames / 2 << " bursts of 2";
+  }
+  EXPECT_EQ(src.outstanding(), 0);
 
   FramePipeline q(c);  // one lone burst completing a frame: out after the timeout, no flush
   q.submit(src.burst(iota(ppf)));
