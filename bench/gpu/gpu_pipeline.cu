@@ -166,7 +166,8 @@ ReorderConfig config(const Mode& m, uint32_t payload) {
   c.payload_size = payload;
   c.packets_per_frame = kPerFrame;
   c.max_open_frames = 4;
-  c.frame_buffers = 64;  // >= frames a burst spans x bursts in flight + open frames: no no_buffer drops
+  // >= frames a job spans x jobs in flight + open frames: no no_buffer drops
+  c.frame_buffers = std::max<uint32_t>(64, (g_max_job / kPerFrame + 2) * g_in_flight + c.max_open_frames + 4);
   c.staging = m.staging;
   c.launch = m.launch;
   c.bursts_in_flight = g_in_flight;

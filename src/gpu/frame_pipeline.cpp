@@ -157,11 +157,9 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
     slots[k].bursts.resize(bursts_per_job);
   }
   if (copy) {
-    // Gathered jobs are big: the gather goes on the job's stream (no event and stream wait
-    // per job); one job per burst overlaps gathers on the Stager's own streams.
-    StagerOptions o;
-    if (job_packets) o.streams = 0;
-    stager = std::make_unique<Stager>(cfg.gpu, depth, job_capacity, in_bytes, o);
+    // The gathers on the Stager's own streams, overlapping the jobs' placements (measured:
+    // on the job's stream, 1,024-packet jobs of 1 KB went 36 -> 28 GB/s on an H200).
+    stager = std::make_unique<Stager>(cfg.gpu, depth, job_capacity, in_bytes);
     for (uint32_t k = 0; k < depth; ++k) slots[k].gather = stager->gather_entries(k);
   }
   ExecutorOptions opts;
@@ -181,7 +179,7 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
 }
 
 void FramePipeline::Impl::retire(uint64_t now_ns) noexcept {
-  const uint64_t done = now_ns ? exec->completed(now_ns) : exec->completed();
+  const uint64_t done = now_ns ? exec->completed_at(now_ns) : exec->completed();
   while (retired < done) {
     slots[retired % slots.size()].release_bursts();
     ++retired;
@@ -224,6 +222,7 @@ void FramePipeline::Impl::submit_current() noexcept {
   job.in_format = cfg.input;
   job.out_format = cfg.output;
   job.in_order = cfg.sample_byte_order;
+  job.host_entries = 1;  // mapped pinned memory
   // The slot was free when building started, so the executor has room: false is a CUDA
   // fault (synchronize() throws it). The burst goes back; its frames never complete.
   if (!exec->submit(job)) {

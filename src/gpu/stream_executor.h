@@ -25,7 +25,7 @@ class StreamExecutor : public PlaceExecutor {
     return true;
   }
   uint64_t completed() noexcept final { return events_->reap(); }
-  uint64_t completed(uint64_t now_ns) noexcept final { return events_->reap(false, now_ns); }
+  uint64_t completed_at(uint64_t now_ns) noexcept final { return events_->reap(false, now_ns); }
   uint64_t submitted() const noexcept final { return events_->submitted(); }
   void synchronize() final {
     check(cudaStreamSynchronize(stream_), who_ + ": cudaStreamSynchronize");
