@@ -731,9 +731,9 @@ std::string tuning_json(const PersistentTuning& t) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "{\"acquire_load\": %s, \"tagged_relay\": %s, \"solo_max_bytes\": %u, \"inc_arrival\": %s, "
-                "\"spin_polls\": %u, \"inline_entries\": %s}",
+                "\"spin_polls\": %u}",
                 t.acquire_load ? "true" : "false", t.tagged_relay ? "true" : "false", t.solo_max_bytes,
-                t.inc_arrival ? "true" : "false", t.spin_polls, t.inline_entries ? "true" : "false");
+                t.inc_arrival ? "true" : "false", t.spin_polls);
   return buf;
 }
 
@@ -989,11 +989,6 @@ int run(int argc, char** argv) {
       PersistentTuning t;
       t.spin_polls = 0;
       tunings.emplace_back("no_spin", t);
-    }
-    {
-      PersistentTuning t;
-      t.inline_entries = false;
-      tunings.emplace_back("no_inline", t);
     }
     std::printf("\nchain: persistent kernel, 1 CTA per SM, each PersistentTuning switch flipped alone against the "
                 "default (packets 0 = persistent_empty: an empty job)\n");

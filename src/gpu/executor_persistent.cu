@@ -64,18 +64,17 @@ constexpr uint32_t kAutoGroups = 4;
 constexpr auto kStartTimeout = std::chrono::seconds(10);
 constexpr auto kStopTimeout = std::chrono::seconds(2);
 
-static_assert(offsetof(BurstDescriptor, state) == 0 && offsetof(BurstDescriptor, inline_count) == 4 &&
-                  offsetof(BurstDescriptor, seq) == 8 && offsetof(BurstDescriptor, job) == 16 &&
-                  sizeof(PlaceJob) == 32 && offsetof(BurstDescriptor, seq_check) == 48 &&
-                  offsetof(BurstDescriptor, inline_entries) == 64 && kInlineEntries + 4 <= 32,
-              "wait_for_burst reads a descriptor as 16-byte pieces, one per lane");
+static_assert(offsetof(BurstDescriptor, state) == 0 && offsetof(BurstDescriptor, seq) == 8 &&
+                  offsetof(BurstDescriptor, job) == 16 && sizeof(PlaceJob) == 32 &&
+                  offsetof(BurstDescriptor, seq_check) == 48 && sizeof(BurstDescriptor) == 64,
+              "wait_for_burst reads a descriptor as 4 x 16 bytes, one per lane");
 
 using SysWord = cuda::atomic_ref<uint32_t, cuda::thread_scope_system>;
 using DevWord = cuda::atomic_ref<uint32_t, cuda::thread_scope_device>;
 using DevWord64 = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
 
 // PersistentTuning as kernel flags (uniform branches: a predicate per burst, nothing per byte).
-enum : uint32_t { kAcquireLoad = 1, kTaggedRelay = 2, kIncArrival = 4, kInlineRead = 8 };
+enum : uint32_t { kAcquireLoad = 1, kTaggedRelay = 2, kIncArrival = 4 };
 
 // What a CTA does with the burst of this round (shared memory, double-buffered by round).
 enum : int { kPlace = 0, kSolo = 1, kSkip = 2, kQuit = 3 };
@@ -181,32 +180,20 @@ __device__ __forceinline__ bool placed_alone(const KernelParams& p, const PlaceJ
 // served from one coherent copy of it). The acquire (each load's own with kAcquireLoad, else
 // a system-scope fence once READY is seen) then orders everything the host published before
 // READY (e.g. the entries it points to) before this CTA's placing.
-//
-// kInlineRead: lanes 4 .. 4 + kInlineEntries - 1 load the inline entries in the same poll; when
-// the descriptor carries them (inline_count = job.count) and each one's tag is this burst's,
-// they are copied to `inline_out` and *inlined is set: the job's placement list without a
-// second round trip to host memory. A stale entry (tag of an earlier burst) means polling again.
-__device__ bool wait_for_burst(const KernelParams& p, BurstDescriptor& d, uint64_t seq, PlaceJob& job,
-                               PlacementEntry* inline_out, bool* inlined) {
+__device__ bool wait_for_burst(const KernelParams& p, BurstDescriptor& d, uint64_t seq, PlaceJob& job) {
   const unsigned lane = threadIdx.x & 31;
   const uint4* src = reinterpret_cast<const uint4*>(&d);
   const bool acquire_load = (p.flags & kAcquireLoad) != 0;
-  const unsigned lanes = (p.flags & kInlineRead) ? 4 + kInlineEntries : 4;
   unsigned backoff = kMinBackoffNs;
   for (unsigned polls = 1;; ++polls) {
     uint4 v = make_uint4(0, 0, 0, 0);
-    if (lane < lanes) v = acquire_load ? load_acquire_sys(src + lane) : load_relaxed_sys(src + lane);
+    if (lane < 4) v = acquire_load ? load_acquire_sys(src + lane) : load_relaxed_sys(src + lane);
     const uint32_t state = __shfl_sync(~0u, v.x, 0);
-    const uint32_t n_inline = lanes > 4 ? min(__shfl_sync(~0u, v.y, 0), kInlineEntries) : 0;
-    const uint32_t count = __shfl_sync(~0u, v.z, 1);
     const uint64_t got = (uint64_t{__shfl_sync(~0u, v.w, 0)} << 32) | __shfl_sync(~0u, v.z, 0);
     const uint64_t check = (uint64_t{__shfl_sync(~0u, v.y, 3)} << 32) | __shfl_sync(~0u, v.x, 3);
-    const bool mine = lane < 4 || lane >= 4 + n_inline || v.w == static_cast<uint32_t>(seq + 1);
-    if (state == static_cast<uint32_t>(DescState::ready) && got == seq && check == seq && __all_sync(~0u, mine)) {
+    if (state == static_cast<uint32_t>(DescState::ready) && got == seq && check == seq) {
       if (!acquire_load) cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
       if (lane == 1 || lane == 2) reinterpret_cast<uint4*>(&job)[lane - 1] = v;
-      if (lane >= 4 && lane < 4 + n_inline) reinterpret_cast<uint4*>(inline_out)[lane - 4] = v;
-      if (lane == 0) *inlined = n_inline != 0 && n_inline == count;
       return true;
     }
     int stop = 0;
@@ -301,7 +288,6 @@ __device__ bool wait_for_go_relay(const KernelParams& p, Relay& r, uint64_t seq,
 // trip on the critical path.
 struct Stamps {
   uint64_t got, clock, go, own, placed;
-  bool inlined;
 };
 
 // Thread 0 of the CTA that completes burst seq: stores DONE. A system-scope release store:
@@ -322,7 +308,6 @@ __device__ void store_done(const KernelParams& p, BurstDescriptor& d, uint64_t s
     rec.arrived = solo ? st.placed : t_arrived;
     rec.done = t_done;
     rec.solo = solo;
-    rec.inlined = solo && st.inlined;
     rec.seq_plus_1 = seq + 1;
   }
 }
@@ -353,8 +338,6 @@ __global__ void __launch_bounds__(kThreads) persistent_place(const KernelParams 
   // Two of each, by round parity: a round with no second barrier (kSkip) must not overwrite
   // what a slower warp of the same CTA still reads from the round before.
   __shared__ alignas(16) unsigned char job_mem[2][sizeof(PlaceJob)];
-  __shared__ alignas(16) PlacementEntry inline_mem[2][kInlineEntries];  // the leader's inline entries
-  __shared__ bool inlined[2];
   __shared__ int action[2];
   __shared__ Stamps stamps;
 
@@ -377,7 +360,7 @@ __global__ void __launch_bounds__(kThreads) persistent_place(const KernelParams 
     Stamps& st = stamps;  // thread 0 writes and reads them (trace only)
     if (rank == 0) {
       if (threadIdx.x < 32) {
-        const bool ok = wait_for_burst(p, p.ring[slot], seq, job, inline_mem[parity], &inlined[parity]);
+        const bool ok = wait_for_burst(p, p.ring[slot], seq, job);
         if (p.trace && threadIdx.x == 0) {
           st.got = globaltimer();
           st.clock = clock64();
@@ -386,9 +369,6 @@ __global__ void __launch_bounds__(kThreads) persistent_place(const KernelParams 
         int act = kQuit;
         if (ok) {
           act = placed_alone(p, job, size) ? kSolo : kPlace;
-          // Placed alone from the entries that came with the descriptor (the group's other
-          // CTAs only see this job to skip it, so its entries pointer may be ours).
-          if (act == kSolo && inlined[parity] && threadIdx.x == 0) job.entries = inline_mem[parity];
           // A lone burst is relayed after its DONE (below): the others only need to see it to
           // skip it, and stores before the barrier make the barrier wait for them.
           if (act == kPlace) {
@@ -434,10 +414,7 @@ __global__ void __launch_bounds__(kThreads) persistent_place(const KernelParams 
       __syncthreads();
       if (threadIdx.x < 32) {
         if (threadIdx.x == 0) {
-          if (p.trace) {
-            st.placed = globaltimer();
-            st.inlined = inlined[parity];
-          }
+          if (p.trace) st.placed = globaltimer();
           store_done(p, p.ring[slot], seq, st, true);
         }
         if (size > 1) relay_job(p, relay, slot, seq, job, true);  // the other CTAs skip it
@@ -484,8 +461,7 @@ class PersistentExecutor final : public PlaceExecutor {
       params.relay_stride = relay_stride;
       params.groups = groups_;
       params.flags = (t.acquire_load ? kAcquireLoad : 0u) | (t.tagged_relay ? kTaggedRelay : 0u) |
-                     (t.inc_arrival ? kIncArrival : 0u) | (t.inline_entries ? kInlineRead : 0u);
-      inline_entries_ = t.inline_entries;
+                     (t.inc_arrival ? kIncArrival : 0u);
       params.solo_max_bytes = t.solo_max_bytes;
       params.spin_polls = t.spin_polls;
       params.trace_records = t.trace_records;
@@ -512,13 +488,6 @@ class PersistentExecutor final : public PlaceExecutor {
       if (!(d = ring_->acquire())) return false;
     }
     d->job = job;
-    // A small burst's entries ride with the descriptor: the leader reads them with its poll.
-    uint32_t n = 0;
-    if (inline_entries_ && job.host_entries && job.count <= kInlineEntries) {
-      const uint32_t tag = static_cast<uint32_t>(ring_->published() + 1);  // this burst's seq + 1
-      for (; n < job.count; ++n) d->inline_entries[n] = PlacementEntry{job.entries[n].src, job.entries[n].dst_slot, tag};
-    }
-    d->inline_count = n;
     ring_->publish(*d);
     return true;
   }
@@ -628,7 +597,6 @@ class PersistentExecutor final : public PlaceExecutor {
   void* host_mem_ = nullptr;
   uint32_t* arrive_ = nullptr;
   std::optional<DoorbellRing> ring_;
-  bool inline_entries_ = false;  // PersistentTuning::inline_entries
   bool launched_ = false;
 };
 

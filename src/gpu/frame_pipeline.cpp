@@ -136,9 +136,12 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   seq_bytes = cfg.seq_bits / 8;
   if (cfg.mode == ReorderMode::sequence)
     fast_len = std::max(cfg.payload_offset + in_bytes, cfg.seq_offset + seq_bytes);
-  // A burst's packets plus the zeros of frames it closes; more entries spill into extra jobs.
+  // A burst's packets plus the zeros of frames it closes, on top of what a job gathers (at
+  // most bursts_per_job bursts); more entries spill into extra jobs.
   job_packets = detail::job_packets_of(cfg);
-  job_capacity = std::max(max_batch, 1024u) + job_packets;
+  const uint32_t bursts_per_job = detail::bursts_per_job(cfg, queue_bursts);
+  job_capacity = std::max(max_batch, 1024u) +
+                 static_cast<uint32_t>(std::min<uint64_t>(job_packets, uint64_t{bursts_per_job} * max_batch));
   const uint32_t depth = std::max(cfg.bursts_in_flight, 1u);
 
   // Stream-ordered allocation: cudaMalloc/cudaFree may synchronize the whole device, which
@@ -150,7 +153,6 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   check(cudaHostAlloc(reinterpret_cast<void**>(&entry_mem), sizeof(PlacementEntry) * job_capacity * depth,
                       cudaHostAllocMapped | cudaHostAllocPortable),
         who + ": cudaHostAlloc of placement lists");
-  const uint32_t bursts_per_job = detail::bursts_per_job(cfg, queue_bursts);
   slots.resize(depth);
   for (uint32_t k = 0; k < depth; ++k) {
     slots[k].entries = entry_mem + size_t{k} * job_capacity;
@@ -222,7 +224,6 @@ void FramePipeline::Impl::submit_current() noexcept {
   job.in_format = cfg.input;
   job.out_format = cfg.output;
   job.in_order = cfg.sample_byte_order;
-  job.host_entries = 1;  // mapped pinned memory
   // The slot was free when building started, so the executor has room: false is a CUDA
   // fault (synchronize() throws it). The burst goes back; its frames never complete.
   if (!exec->submit(job)) {

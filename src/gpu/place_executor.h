@@ -50,8 +50,7 @@ struct alignas(64) PersistentTraceRecord {
   uint64_t done;        // its DONE store was issued (the release fence done)
   uint64_t solo;        // 1: placed by the leader alone
   uint64_t sm_cycles;   // clock64() cycles of the last CTA's thread 0 from `relayed` to `done` (its SM clock)
-  uint64_t inlined;     // 1: placed alone from the entries that came with the descriptor (inline_entries)
-  uint64_t reserved[5];
+  uint64_t reserved[6];
 };
 static_assert(sizeof(PersistentTraceRecord) == 128);
 
@@ -81,11 +80,6 @@ struct PersistentTuning {
   // Polls (leader's doorbell, other CTAs' relay) without __nanosleep after each burst, then
   // the 32..128 ns backoff. 0: back off from the first poll.
   uint32_t spin_polls = 256;
-  // Bursts of up to kInlineEntries (16) packets carry their placement list in the descriptor
-  // itself (the host copies it there, tagged with the burst's number); the leader reads it
-  // with its poll and, placing the burst alone, skips the round trip for the list in host
-  // memory. false: the list is read from host memory after the descriptor.
-  bool inline_entries = true;
   // Bench / debug only: per-burst %globaltimer stamps into device memory, record seq %
   // trace_records (PersistentTraceRecord). nullptr: off (one predicate per burst).
   PersistentTraceRecord* trace = nullptr;
@@ -98,7 +92,6 @@ struct PersistentTuning {
     t.solo_max_bytes = 0;
     t.inc_arrival = false;
     t.spin_polls = 0;
-    t.inline_entries = false;
     return t;
   }
 };

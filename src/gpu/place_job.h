@@ -28,11 +28,7 @@ struct PlaceJob {
   SampleFormat in_format = SampleFormat::raw;
   SampleFormat out_format = SampleFormat::raw;
   ByteOrder in_order = ByteOrder::little;   // byte order of multi-byte input samples
-  // 1: `entries` is also readable by the host (mapped pinned memory): the persistent executor
-  // may copy a small list into the burst's descriptor (PersistentTuning::inline_entries).
-  uint8_t host_entries = 0;
 };
-static_assert(sizeof(PlaceJob) == 32);
 
 // Output bytes for in_bytes of input converted from `in` to `out` (raw -> raw keeps size).
 constexpr uint64_t converted_bytes(uint64_t in_bytes, SampleFormat in, SampleFormat out) noexcept {

@@ -1,5 +1,5 @@
-// What the executor tests share: a CUDA call that must succeed, and device memory (or mapped
-// pinned host memory) owned by a scope.
+// What the executor tests share: a CUDA call that must succeed, and device memory owned by a
+// scope.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -25,22 +25,6 @@ struct DeviceArray {
   ~DeviceArray() { cudaFree(p); }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
-  T* p = nullptr;
-  size_t n;
-};
-
-// n elements of T in mapped pinned host memory (what the FramePipeline's placement lists are:
-// the GPU reads them, the host can too), p null if cudaHostAlloc failed.
-template <typename T = std::byte>
-struct MappedArray {
-  explicit MappedArray(size_t n) : n(n) {
-    if (cudaHostAlloc(reinterpret_cast<void**>(&p), std::max<size_t>(n, 1) * sizeof(T), cudaHostAllocMapped) !=
-        cudaSuccess)
-      p = nullptr;
-  }
-  ~MappedArray() { cudaFreeHost(p); }
-  MappedArray(const MappedArray&) = delete;
-  MappedArray& operator=(const MappedArray&) = delete;
   T* p = nullptr;
   size_t n;
 };

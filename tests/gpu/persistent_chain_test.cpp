@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "gpu/host/doorbell_ring.h"  // kInlineEntries
 #include "gpu/place_executor.h"
 #include "device_array.h"
 #include "gpu_test_util.h"
@@ -27,7 +26,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::byte kPoison{0x5A};
 
 using ndqtest::DeviceArray;
-using ndqtest::MappedArray;
 
 struct Variant {
   std::string name;
@@ -65,12 +63,6 @@ std::vector<Variant> variants() {
     PersistentTuning t;  // no solo at all: every burst by the whole group
     t.solo_max_bytes = 0;
     v.push_back({"no_solo_g4", 4, 0, t});
-  }
-  {
-    PersistentTuning t;  // small bursts' entries read from host memory, not from the descriptor
-    t.inline_entries = false;
-    v.push_back({"no_inline_g1", 1, 0, t});
-    v.push_back({"no_inline_g4", 4, 0, t});
   }
   // 5 CTAs in 3 groups: sizes 1, 2, 2 (a 1-CTA group always places alone).
   v.push_back({"small_grid_g3", 3, 5, PersistentTuning{}});
@@ -119,7 +111,6 @@ struct Scenario {
       job.in_bytes = in_bytes;
       job.out = out.p;
       job.out_slot_bytes = in_bytes;
-      job.host_entries = 1;
       jobs.push_back(job);
     }
   }
@@ -129,7 +120,9 @@ struct Scenario {
     CUDA_OK(cudaMemcpy(in.p, host_in.data(), in.n, cudaMemcpyHostToDevice));
     std::vector<std::byte> poison(out.n, kPoison);
     CUDA_OK(cudaMemcpy(out.p, poison.data(), out.n, cudaMemcpyHostToDevice));
-    std::copy(host_entries.begin(), host_entries.end(), entries.p);
+    if (!host_entries.empty())
+      CUDA_OK(cudaMemcpy(entries.p, host_entries.data(), host_entries.size() * sizeof(PlacementEntry),
+                         cudaMemcpyHostToDevice));
   }
 
   // Index of the first wrong byte of the output, out.n when all are right.
@@ -141,7 +134,7 @@ struct Scenario {
 
   uint32_t in_bytes, slots;
   DeviceArray<> in, out;
-  MappedArray<PlacementEntry> entries;  // as the FramePipeline's: the host may copy small lists inline
+  DeviceArray<PlacementEntry> entries;
   std::vector<std::byte> host_in, expected;
   std::vector<PlacementEntry> host_entries;
   std::vector<size_t> offsets;
@@ -297,10 +290,6 @@ TEST_P(PersistentChain, TraceRecordsEveryBurst) {
     const bool small = uint64_t{s.jobs[seq].count} * s.in_bytes <= t.solo_max_bytes;
     const bool solo = t.solo_max_bytes != 0 && (size == 1 || (t.tagged_relay && small));
     EXPECT_EQ(r.solo, solo ? 1u : 0u) << "count " << s.jobs[seq].count << ", group size " << size;
-    // A lone burst of up to kInlineEntries packets is placed from the entries its descriptor
-    // carried (the leader's poll read them), unless inline_entries is off.
-    const bool inlined = solo && t.inline_entries && s.jobs[seq].count <= kInlineEntries && s.jobs[seq].count > 0;
-    EXPECT_EQ(r.inlined, inlined ? 1u : 0u) << "count " << s.jobs[seq].count;
   }
 }
 

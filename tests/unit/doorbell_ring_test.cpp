@@ -66,10 +66,10 @@ class FakeGpu {
   std::thread thread_;
 };
 
-TEST(DoorbellRing, LayoutIsWholeCacheLinesPerDescriptor) {
-  EXPECT_EQ(sizeof(BurstDescriptor), 64u + kInlineEntries * 16u);  // the job's line, then inline entries
+TEST(DoorbellRing, LayoutIsOneCacheLinePerDescriptor) {
+  EXPECT_EQ(sizeof(BurstDescriptor), 64u);
   EXPECT_EQ(alignof(BurstDescriptor), 64u);
-  EXPECT_EQ(DoorbellRing::bytes_for(4), 64u + 4 * sizeof(BurstDescriptor));
+  EXPECT_EQ(DoorbellRing::bytes_for(4), 64u + 4 * 64u);
 }
 
 TEST(DoorbellRing, RejectsBadMemoryOrSize) {

@@ -24,25 +24,18 @@ namespace netdaq::gpu {
 
 enum class DescState : uint32_t { free = 0, ready = 1, done = 2 };
 
-// Entries a descriptor can carry itself (a small burst's placement list, read with the poll).
-inline constexpr uint32_t kInlineEntries = 16;
-
-// Whole cache lines: the host's write of a descriptor and the GPU's DONE never share a line
+// One cache line: the host's write of a descriptor and the GPU's DONE never share a line
 // with a neighbour, so a slot being filled does not bounce the line the GPU is polling.
 struct alignas(64) BurstDescriptor {
   uint32_t state = 0;   // DescState; only touched through atomic refs
-  uint32_t inline_count = 0;  // 0, or job.count when the entries are also in inline_entries
+  uint32_t reserved = 0;
   uint64_t seq = 0;     // burst number (0, 1, ...): the consumer checks it is the one it waits for
   PlaceJob job;
   uint64_t seq_check = 0;  // = seq, written with the job before READY: a consumer that reads the
                            // whole descriptor in one request checks both halves are this burst's
-  // A copy of job.entries[0 .. inline_count), each with reserved = uint32(seq + 1): a consumer
-  // that reads them in the same request as the descriptor checks each is this burst's.
-  alignas(64) PlacementEntry inline_entries[kInlineEntries];  // from the second line on
 };
-static_assert(sizeof(BurstDescriptor) == 64 + kInlineEntries * sizeof(PlacementEntry));
+static_assert(sizeof(BurstDescriptor) == 64);
 static_assert(offsetof(BurstDescriptor, seq_check) == 48);
-static_assert(offsetof(BurstDescriptor, inline_entries) == 64);
 static_assert(offsetof(BurstDescriptor, state) == 0);
 
 struct alignas(64) RingControl {
