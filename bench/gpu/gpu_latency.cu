@@ -960,36 +960,18 @@ int run(int argc, char** argv) {
     std::vector<std::pair<std::string, PersistentTuning>> tunings;
     tunings.emplace_back("default", PersistentTuning{});
     tunings.emplace_back("legacy", legacy);
-    {
+    // Each switch flipped alone against the default.
+    auto flipped = [&tunings](const char* name, auto flip) {
       PersistentTuning t;
-      t.acquire_load = false;
-      tunings.emplace_back("fence_acquire", t);
-    }
-    {
-      PersistentTuning t;
-      t.tagged_relay = false;
-      tunings.emplace_back("go_relay", t);
-    }
-    {
-      PersistentTuning t;
-      t.solo_max_bytes = 0;
-      tunings.emplace_back("no_solo", t);
-    }
-    {
-      PersistentTuning t;
-      t.solo_max_bytes = 128 * 1024;
-      tunings.emplace_back("solo_128k", t);
-    }
-    {
-      PersistentTuning t;
-      t.inc_arrival = false;
-      tunings.emplace_back("fence_add", t);
-    }
-    {
-      PersistentTuning t;
-      t.spin_polls = 0;
-      tunings.emplace_back("no_spin", t);
-    }
+      flip(t);
+      tunings.emplace_back(name, t);
+    };
+    flipped("fence_acquire", [](PersistentTuning& t) { t.acquire_load = false; });
+    flipped("go_relay", [](PersistentTuning& t) { t.tagged_relay = false; });
+    flipped("no_solo", [](PersistentTuning& t) { t.solo_max_bytes = 0; });
+    flipped("solo_128k", [](PersistentTuning& t) { t.solo_max_bytes = 128 * 1024; });
+    flipped("fence_add", [](PersistentTuning& t) { t.inc_arrival = false; });
+    flipped("no_spin", [](PersistentTuning& t) { t.spin_polls = 0; });
     std::printf("\nchain: persistent kernel, 1 CTA per SM, each PersistentTuning switch flipped alone against the "
                 "default (packets 0 = persistent_empty: an empty job)\n");
     print_result_header();

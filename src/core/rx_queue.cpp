@@ -66,19 +66,16 @@ int RxQueueImpl::outstanding() const noexcept {
 // holds become orphans, freed by their release (the exchange there and the one here decide
 // who frees each burst exactly once); bursts never polled are released here.
 void RxQueueImpl::stop() noexcept {
-  if (!worker_mode_ || stopped_) return;
-  stopped_ = true;
+  if (!worker_mode_) return;  // a second call finds the ring and the FIFO empty
   BurstDesc* d;
   while (ready_.pop(d)) line_of(d).holder.store(Holder::returned, std::memory_order_relaxed);
-  const uint32_t seq = reclaim_seq_.load(std::memory_order_relaxed);
-  reclaim_seq_.store(seq + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  begin_frees();
   for (; out_tail_ != out_head_; ++out_tail_) {
     LineDesc& l = *out_[out_tail_ & out_mask_];
     Holder h = Holder::app;
     if (!l.holder.compare_exchange_strong(h, Holder::orphan, std::memory_order_acq_rel)) free_returned(l);
   }
-  reclaim_seq_.store(seq + 2, std::memory_order_release);
+  end_frees();
 }
 
 void RxQueueImpl::deliver_count(const BurstDesc& d) noexcept {
@@ -153,6 +150,17 @@ void RxQueueImpl::release(BurstDesc* d) noexcept {
   }
 }
 
+// The sequence lock around frees of returned bursts (odd inside; one freeing thread at a time:
+// the worker, or stop() after it).
+void RxQueueImpl::begin_frees() noexcept {
+  reclaim_seq_.store(reclaim_seq_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+}
+
+void RxQueueImpl::end_frees() noexcept {
+  reclaim_seq_.store(reclaim_seq_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
 // The worker frees returned bursts inside a sequence lock: stats() subtracts the packets of
 // bursts returned but not yet freed from the engine's pool_in_use, and must not see the
 // engine's count and a burst's holder from either side of one free.
@@ -168,22 +176,18 @@ void RxQueueImpl::reclaim() noexcept {
   if (out_tail_ == out_head_ ||
       out_[out_tail_ & out_mask_]->holder.load(std::memory_order_acquire) != Holder::returned)
     return;
-  const uint32_t seq = reclaim_seq_.load(std::memory_order_relaxed);
-  reclaim_seq_.store(seq + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  begin_frees();
   do {
     free_returned(*out_[out_tail_++ & out_mask_]);
   } while (out_tail_ != out_head_ &&
            out_[out_tail_ & out_mask_]->holder.load(std::memory_order_acquire) == Holder::returned);
-  reclaim_seq_.store(seq + 2, std::memory_order_release);
+  end_frees();
 }
 
 // When the worker has no free burst left but the oldest is still held: every returned burst,
 // wherever it is in the FIFO (an application may keep one burst and release later ones).
 void RxQueueImpl::reclaim_any() noexcept {
-  const uint32_t seq = reclaim_seq_.load(std::memory_order_relaxed);
-  reclaim_seq_.store(seq + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  begin_frees();
   uint32_t kept = out_tail_;
   for (uint32_t i = out_tail_; i != out_head_; ++i) {
     LineDesc* l = out_[i & out_mask_];
@@ -193,7 +197,7 @@ void RxQueueImpl::reclaim_any() noexcept {
       out_[kept++ & out_mask_] = l;
   }
   out_head_ = kept;
-  reclaim_seq_.store(seq + 2, std::memory_order_release);
+  end_frees();
 }
 
 // Free bursts: the one released last waits in hot_ and is taken first (its packet array is

@@ -68,6 +68,8 @@ class RxQueueImpl final : public BurstOwner {
   };
   static LineDesc& line_of(BurstDesc* d) noexcept { return *reinterpret_cast<LineDesc*>(d); }
   void free_returned(LineDesc& l) noexcept;  // worker: inside the reclaim sequence lock
+  void begin_frees() noexcept;  // reclaim_seq_ odd: stats() waits or retries
+  void end_frees() noexcept;
   uint64_t returned_packets() const noexcept;
   std::unique_ptr<LineDesc[]> descs_;  // ring_depth of them
   BurstDesc spare_;                   // worker: receives here when the app holds every burst
@@ -88,7 +90,6 @@ class RxQueueImpl final : public BurstOwner {
   std::unique_ptr<LineDesc*[]> out_;
   uint32_t out_head_ = 0, out_tail_ = 0;  // free-running; out_[i & out_mask_]
   const uint32_t out_mask_;
-  bool stopped_ = false;  // stop() ran: the FIFO was emptied
   // Direct mode: bursts held by the application.
   alignas(kCacheLine) std::atomic<int> outstanding_{0};
   // Odd while the worker frees returned bursts: stats() reads around it.

@@ -199,8 +199,7 @@ void YamlReader::number(const YAML::Node& node, const std::string& path, double&
 }
 
 std::optional<uint64_t> YamlReader::integer_value(const YAML::Node& node, const std::string& path, Range type,
-                                                  Range allowed) {
-  const std::string message = allowed.describe();
+                                                  const std::string& message) {
   auto s = scalar(node, path, message, false);
   if (!s) return std::nullopt;
   auto v = parse_int(*s);
@@ -213,19 +212,12 @@ std::optional<uint64_t> YamlReader::integer_value(const YAML::Node& node, const 
 
 void YamlReader::integer_or_auto(const YAML::Node& node, const std::string& path, std::optional<uint32_t>& out,
                                  Range allowed) {
-  const std::string message = allowed.describe() + ", or auto";
-  auto s = scalar(node, path, message, false);
-  if (!s) return;
-  if (*s == "auto") {
+  if (node.IsScalar() && !is_quoted(node) && node.Scalar() == "auto") {
     out.reset();
     return;
   }
-  auto v = parse_int(*s);
-  if (!v || !fits(*v, type_range<uint32_t>())) {
-    error(path, node, message);
-    return;
-  }
-  out = static_cast<uint32_t>(v->magnitude);
+  if (auto v = integer_value(node, path, type_range<uint32_t>(), allowed.describe() + ", or auto"))
+    out = static_cast<uint32_t>(*v);
 }
 
 std::optional<size_t> YamlReader::choice_index(const YAML::Node& node, const std::string& path,

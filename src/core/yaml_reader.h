@@ -60,12 +60,12 @@ class YamlReader {
   // An integer that fits T. `allowed` is what the message names (the validator checks it).
   template <class T>
   void integer(const YAML::Node& node, const std::string& path, T& out, Range allowed = type_range<T>()) {
-    if (auto v = integer_value(node, path, type_range<T>(), allowed)) out = static_cast<T>(*v);
+    if (auto v = integer_value(node, path, type_range<T>(), allowed.describe())) out = static_cast<T>(*v);
   }
   template <class T>
   void integer(const YAML::Node& node, const std::string& path, std::optional<T>& out,
                Range allowed = type_range<T>()) {
-    if (auto v = integer_value(node, path, type_range<T>(), allowed)) out = static_cast<T>(*v);
+    if (auto v = integer_value(node, path, type_range<T>(), allowed.describe())) out = static_cast<T>(*v);
   }
 
   // An integer, or `auto` (out = nullopt: the default is chosen where it is used).
@@ -91,8 +91,10 @@ class YamlReader {
   // where a plain scalar (number, boolean) is required.
   std::optional<std::string> scalar(const YAML::Node& node, const std::string& path, const std::string& allowed,
                                     bool quoted_ok);
-  // The integer as int64 (or uint64 above INT64_MAX, reinterpreted) when it fits `type`.
-  std::optional<uint64_t> integer_value(const YAML::Node& node, const std::string& path, Range type, Range allowed);
+  // The integer as int64 (or uint64 above INT64_MAX, reinterpreted) when it fits `type`; else
+  // reports `message` (what is allowed).
+  std::optional<uint64_t> integer_value(const YAML::Node& node, const std::string& path, Range type,
+                                        const std::string& message);
   std::optional<size_t> choice_index(const YAML::Node& node, const std::string& path,
                                      std::span<const std::string_view> names);
   void record(const std::string& path, const YAML::Mark& mark);
