@@ -4,13 +4,20 @@
 // placed at once, burst k by group k % 4); then where the persistent kernel's latency goes.
 //
 //   netdaq_gpu_latency [--bursts N] [--max-seconds S] [--gpu I] [--json PATH]
-//                      [--pingpong N] [--sections pingpong,modes,chain,breakdown]
+//                      [--pingpong N] [--sections pingpong,datafloor,modes,chain,breakdown]
 //
 // Sections (all by default, in this order):
 //  - pingpong: the PCIe round-trip floor. A one-warp kernel polls a flag in mapped pinned
 //    memory and writes a reply flag back there; the host writes the flag and spins on the
 //    reply. Variants: poll with or without the executor's backoff, acquire by load or by fence,
 //    reply by st.release.sys / st.relaxed.sys / plain st.global, 64-byte or 4-byte poll.
+//  - datafloor: the same round trip (the default chain's poll and reply) with the least any
+//    placement must do between flag and reply: copy the burst's packets from mapped pinned
+//    memory (a pool's buffers) to device memory, by 1 CTA (256 threads, and 512: the persistent
+//    kernel's) or 4 CTAs of 256 (CTA 0 polls and relays the round through device memory, the
+//    last to arrive replies); 0 bytes (the barriers and arrivals alone), 16 x 1 KB, 64 x 1 KB,
+//    16 x 8 KB; and "_dev" rows (1 x 512) reading the packets from device memory, where the
+//    modes and chain cases keep them. The copy is checked against the host's bytes after the run.
 //  - modes: latency (one burst in flight; submit() to completed() seen on the CPU, min, median
 //    and p99 in us; back to back, and "paused": every other burst after a random 0..3 us pause,
 //    which the back-to-back loop's lock to the kernel's poll phase does not bias) and
@@ -80,7 +87,7 @@ struct Options {
   double max_seconds = 10;  // per case and phase
   int gpu = 0;
   uint32_t pingpong = 10000;  // round trips per variant, after kWarmup
-  std::string sections = "pingpong,modes,chain,breakdown";
+  std::string sections = "pingpong,datafloor,modes,chain,breakdown";
   std::string json;
   bool has(const char* s) const { return ("," + sections + ",").find("," + std::string(s) + ",") != std::string::npos; }
 };
@@ -275,34 +282,106 @@ __device__ uint32_t ping_wait(const uint32_t* flag, uint32_t want, const PingVar
   }
 }
 
-// One warp. Round i: wait until *flag == i + 1, stamp, write *reply = i + 1. seen[i]: the
-// stamp; polls[i]: loads it took.
-__global__ void pingpong_kernel(const uint32_t* flag, uint32_t* reply, uint64_t* seen, uint32_t* polls,
-                                uint32_t rounds, PingVariant v) {
+// Warp 0's reply: *reply = want (lane 0; lanes 0..3 for the whole line).
+__device__ __forceinline__ void ping_reply(uint32_t* reply, uint32_t want, uint32_t kind) {
+  const unsigned lane = threadIdx.x & 31;
+  if (kind == kReplyLine && lane < 4)
+    asm volatile("st.release.sys.global.v4.u32 [%0], {%1, %1, %1, %1};" ::"l"(reply + 4 * lane), "r"(want) : "memory");
+  if (lane == 0) {
+    if (kind == kReplyLine) {
+    } else if (kind == kReplyRelease)
+      asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(reply), "r"(want) : "memory");
+    else if (kind == kReplyRelaxed)
+      asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(reply), "r"(want) : "memory");
+    else if (kind == kReplyGpuFence)
+      asm volatile("fence.acq_rel.gpu;\n\tst.relaxed.sys.global.u32 [%0], %1;" ::"l"(reply), "r"(want) : "memory");
+    else
+      asm volatile("st.global.u32 [%0], %1;" ::"l"(reply), "r"(want) : "memory");
+  }
+}
+
+// datafloor: what the kernel copies between flag and reply. packets of `vectors` uint4s each,
+// `stride` uint4s apart in mapped host memory, packed in dst. With several CTAs, CTA 0 relays
+// the round through *go and each CTA's thread 0 counts its arrival on *arrivals (own lines).
+struct PingWork {
+  const uint4* src = nullptr;
+  uint4* dst = nullptr;
+  uint32_t packets = 0, vectors = 0, stride = 0;
+  uint32_t* go = nullptr;
+  uint32_t* arrivals = nullptr;
+};
+
+// This CTA's contiguous share of w's vectors, as place_device.cuh copies: 4 loads in flight per
+// thread before its stores, ld.global.cg (L1 is not coherent with host memory).
+__device__ __forceinline__ void ping_copy(const PingWork& w) {
+  const uint32_t total = w.packets * w.vectors;
+  const uint32_t begin = uint64_t{total} * blockIdx.x / gridDim.x, end = uint64_t{total} * (blockIdx.x + 1) / gridDim.x;
+  for (uint32_t i = begin + threadIdx.x; i < end; i += 4 * blockDim.x) {
+    uint4 r[4];
+#pragma unroll
+    for (uint32_t u = 0; u < 4; ++u) {
+      const uint32_t k = i + u * blockDim.x;
+      if (k < end) r[u] = __ldcg(w.src + size_t{k / w.vectors} * w.stride + k % w.vectors);
+    }
+#pragma unroll
+    for (uint32_t u = 0; u < 4; ++u) {
+      const uint32_t k = i + u * blockDim.x;
+      if (k < end) w.dst[k] = r[u];
+    }
+  }
+}
+
+// Round i: wait until *flag == i + 1, stamp, write *reply = i + 1. seen[i]: the stamp; polls[i]:
+// loads it took; replied[i]: stamped just before the reply. The bare ping-pong is one warp.
+// Larger blocks (datafloor): warp 0 polls while the others wait at a barrier (as in the
+// persistent kernel), the block copies its share of w, a barrier, then the reply; several CTAs:
+// CTA 0 polls the host and relays, the others poll the relay, the last to arrive replies
+// (atom.inc acq_rel: the persistent kernel's arrival).
+__global__ void pingpong_kernel(const uint32_t* flag, uint32_t* reply, uint64_t* seen, uint64_t* replied, uint32_t* polls,
+                                uint32_t rounds, PingVariant v, PingWork w) {
   const unsigned lane = threadIdx.x & 31;
   for (uint32_t i = 0; i < rounds; ++i) {
     const uint32_t want = i + 1;
-    const uint32_t n = v.inflight >= 4   ? ping_wait<4>(flag, want, v)
-                       : v.inflight == 2 ? ping_wait<2>(flag, want, v)
-                                         : ping_wait<1>(flag, want, v);
-    if (v.acquire == kAcqFence) asm volatile("fence.acq_rel.sys;" ::: "memory");
-    const uint64_t t = globaltimer();
-    if (v.reply == kReplyLine && lane < 4)
-      asm volatile("st.release.sys.global.v4.u32 [%0], {%1, %1, %1, %1};" ::"l"(reply + 4 * lane), "r"(want) : "memory");
-    if (lane == 0) {
-      if (v.reply == kReplyLine) {
-      } else if (v.reply == kReplyRelease)
-        asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(reply), "r"(want) : "memory");
-      else if (v.reply == kReplyRelaxed)
-        asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(reply), "r"(want) : "memory");
-      else if (v.reply == kReplyGpuFence)
-        asm volatile("fence.acq_rel.gpu;\n\tst.relaxed.sys.global.u32 [%0], %1;" ::"l"(reply), "r"(want) : "memory");
-      else
-        asm volatile("st.global.u32 [%0], %1;" ::"l"(reply), "r"(want) : "memory");
-      seen[i] = t;  // device memory, after the reply: not on the round trip's path
-      polls[i] = n;
+    uint32_t n = 0;
+    uint64_t t = 0;
+    bool last = true;
+    if (threadIdx.x < 32) {
+      if (blockIdx.x == 0) {
+        n = v.inflight >= 4   ? ping_wait<4>(flag, want, v)
+            : v.inflight == 2 ? ping_wait<2>(flag, want, v)
+                              : ping_wait<1>(flag, want, v);
+        if (v.acquire == kAcqFence) asm volatile("fence.acq_rel.sys;" ::: "memory");
+        if (gridDim.x > 1 && lane == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(w.go), "r"(want) : "memory");
+      } else {
+        uint32_t g = 0;
+        while (__shfl_sync(~0u, g, 0) != want)
+          if (lane == 0) asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(g) : "l"(w.go) : "memory");
+      }
+      t = globaltimer();
     }
-    __syncwarp();
+    if (blockDim.x > 32) {
+      __syncthreads();
+      if (w.packets) ping_copy(w);
+      __syncthreads();
+    }
+    if (threadIdx.x < 32) {
+      if (gridDim.x > 1) {
+        uint32_t old = 0;
+        if (lane == 0)
+          asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(w.arrivals), "r"(gridDim.x - 1) : "memory");
+        last = __shfl_sync(~0u, old, 0) == gridDim.x - 1;  // wrapped to 0 for the next round
+      }
+      if (last) {
+        const uint64_t r = blockDim.x > 32 ? globaltimer() : t;
+        ping_reply(reply, want, v.reply);
+        if (lane == 0) replied[i] = r;
+      }
+      if (lane == 0 && blockIdx.x == 0) {
+        seen[i] = t;  // device memory, after the reply: not on the round trip's path
+        polls[i] = n;
+      }
+      __syncwarp();
+    }
   }
 }
 
@@ -369,21 +448,33 @@ std::vector<PlaceCold> measure_place_cold() {
   return r;
 }
 
+// The kernel's grid and the copy between flag and reply (datafloor); the default is the bare
+// ping-pong: one warp, nothing copied.
+struct PingShape {
+  uint32_t ctas = 1, threads = 32, packets = 0, bytes = 0;
+  bool device_src = false;  // packets in device memory (where the modes/chain cases keep them)
+  uint32_t stride() const { return 2 * bytes; }  // a pool's buffers: 1 KB packets 2 KB apart
+};
+
 struct PingResult {
   std::string name;
   PingVariant v;
+  PingShape shape;
   uint32_t rounds = 0;
   Stats rtt_us, rtt_gap_us;  // round trip: back to back; after a random pause
-  Stats h2g_us, g2h_us;      // paused rounds: host write -> GPU stamp; GPU stamp -> host sight
+  Stats h2g_us, g2h_us;      // paused rounds: host write -> GPU stamp; reply stamp -> host sight
+  Stats gpu_us;              // paused rounds: GPU stamp -> reply stamp (datafloor: copy, barriers, arrivals)
   double poll_ns = 0;            // GPU time per poll (mean over the run)
   double align_halfwidth_us = 0;  // median
   uint32_t inconsistent = 0;
 };
 
-PingResult run_pingpong(const PingVariant& v, const Options& opt, double tick_ns) {
+PingResult run_pingpong(const PingVariant& v, const Options& opt, double tick_ns, const PingShape& shape = {},
+                        const std::string& name = "") {
   PingResult r;
-  r.name = v.name;
+  r.name = name.empty() ? v.name : name;
   r.v = v;
+  r.shape = shape;
   const uint32_t rounds = kWarmup + 2 * opt.pingpong;  // back to back and paused, alternately
   void* host = nullptr;
   cuda(cudaHostAlloc(&host, 8192, cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc(pingpong)");
@@ -392,14 +483,53 @@ PingResult run_pingpong(const PingVariant& v, const Options& opt, double tick_ns
   auto* reply = reinterpret_cast<uint32_t*>(static_cast<char*>(host) + 4096);  // its own page
   void* dev = nullptr;
   cuda(cudaHostGetDevicePointer(&dev, host, 0), "cudaHostGetDevicePointer(pingpong)");
-  uint64_t* seen = nullptr;
+  uint64_t *seen = nullptr, *replied = nullptr;
   uint32_t* polls = nullptr;
   cuda(cudaMalloc(&seen, rounds * sizeof(uint64_t)), "cudaMalloc(seen)");
+  cuda(cudaMalloc(&replied, rounds * sizeof(uint64_t)), "cudaMalloc(replied)");
   cuda(cudaMalloc(&polls, rounds * sizeof(uint32_t)), "cudaMalloc(polls)");
   cudaStream_t s = nullptr;
   cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
-  pingpong_kernel<<<1, 32, 0, s>>>(static_cast<const uint32_t*>(dev),
-                                   reinterpret_cast<uint32_t*>(static_cast<char*>(dev) + 4096), seen, polls, rounds, v);
+  // datafloor: random packets in mapped pinned memory (written once, before the launch), their
+  // copy in device memory zeroed first, so that a skipped copy fails the check after the run.
+  const size_t data_bytes = size_t{shape.packets} * shape.bytes;
+  PingWork w;
+  std::byte* data = nullptr;
+  void* src_dev = nullptr;   // device_src: the packets' copy in device memory
+  uint32_t* sync = nullptr;  // go and arrivals, 128 bytes apart
+  if (shape.packets) {
+    if (shape.bytes % 16) throw Error(Errc::invalid_config, "datafloor: packet bytes must be a multiple of 16");
+    cuda(cudaHostAlloc(&data, size_t{shape.packets} * shape.stride(), cudaHostAllocMapped | cudaHostAllocPortable),
+         "cudaHostAlloc(datafloor)");
+    std::mt19937 rng(shape.packets * 31 + shape.bytes);
+    for (size_t k = 0; k < size_t{shape.packets} * shape.stride(); ++k) data[k] = std::byte(rng());
+    void* src = nullptr;
+    if (shape.device_src) {
+      cuda(cudaMalloc(&src_dev, size_t{shape.packets} * shape.stride()), "cudaMalloc(datafloor source)");
+      cuda(cudaMemcpy(src_dev, data, size_t{shape.packets} * shape.stride(), cudaMemcpyHostToDevice),
+           "cudaMemcpy(datafloor source)");
+      src = src_dev;
+    } else {
+      cuda(cudaHostGetDevicePointer(&src, data, 0), "cudaHostGetDevicePointer(datafloor)");
+    }
+    uint4* dst = nullptr;
+    cuda(cudaMalloc(&dst, data_bytes), "cudaMalloc(datafloor)");
+    cuda(cudaMemsetAsync(dst, 0, data_bytes, s), "cudaMemset(datafloor)");
+    w.src = static_cast<const uint4*>(src);
+    w.dst = dst;
+    w.packets = shape.packets;
+    w.vectors = shape.bytes / 16;
+    w.stride = shape.stride() / 16;
+  }
+  if (shape.ctas > 1) {
+    cuda(cudaMalloc(&sync, 256), "cudaMalloc(arrivals)");
+    cuda(cudaMemsetAsync(sync, 0, 256, s), "cudaMemset(arrivals)");
+    w.go = sync;
+    w.arrivals = sync + 32;
+  }
+  pingpong_kernel<<<shape.ctas, shape.threads, 0, s>>>(static_cast<const uint32_t*>(dev),
+                                                       reinterpret_cast<uint32_t*>(static_cast<char*>(dev) + 4096),
+                                                       seen, replied, polls, rounds, v, w);
   cuda(cudaGetLastError(), "pingpong launch");
   std::vector<uint64_t> t0(rounds), t1(rounds);
   std::atomic_ref<uint32_t> f(*flag), rep(*reply);
@@ -417,21 +547,35 @@ PingResult run_pingpong(const PingVariant& v, const Options& opt, double tick_ns
     t1[i] = now_ns();
   }
   cuda(cudaStreamSynchronize(s), "pingpong kernel");
-  std::vector<uint64_t> g(rounds);
+  std::vector<uint64_t> g(rounds), gr(rounds);
   std::vector<uint32_t> n(rounds);
   cuda(cudaMemcpy(g.data(), seen, rounds * sizeof(uint64_t), cudaMemcpyDeviceToHost), "cudaMemcpy(seen)");
+  cuda(cudaMemcpy(gr.data(), replied, rounds * sizeof(uint64_t), cudaMemcpyDeviceToHost), "cudaMemcpy(replied)");
   cuda(cudaMemcpy(n.data(), polls, rounds * sizeof(uint32_t), cudaMemcpyDeviceToHost), "cudaMemcpy(polls)");
+  std::vector<std::byte> copied(data_bytes);
+  if (data_bytes) cuda(cudaMemcpy(copied.data(), w.dst, data_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(datafloor)");
   cudaStreamDestroy(s);
   cudaFree(seen);
+  cudaFree(replied);
   cudaFree(polls);
+  cudaFree(w.dst);
+  cudaFree(src_dev);
+  cudaFree(sync);
   cudaFreeHost(host);
+  for (uint32_t p = 0; p < shape.packets; ++p)
+    if (std::memcmp(copied.data() + size_t{p} * shape.bytes, data + size_t{p} * shape.stride(), shape.bytes) != 0) {
+      cudaFreeHost(data);
+      throw Error(Errc::state, "datafloor " + r.name + ": packet " + std::to_string(p) +
+                                   " in device memory differs from the host's after the run (copy skipped or wrong)");
+    }
+  cudaFreeHost(data);
 
   std::vector<double> rtt, rtt_all, rtt_gap, lo, hi;
   uint64_t poll_sum = 0;
   for (uint32_t i = kWarmup; i < rounds; ++i) {
     rtt_all.push_back(double(t1[i] - t0[i]) / 1000);
     (i % 2 == 1 ? rtt_gap : rtt).push_back(rtt_all.back());
-    lo.push_back(double(g[i]) - double(t1[i]));
+    lo.push_back(double(gr[i]) - double(t1[i]));  // the reply left after its stamp
     hi.push_back(double(g[i]) + tick_ns - double(t0[i]));
     if (i > kWarmup) poll_sum += n[i];
   }
@@ -440,16 +584,18 @@ PingResult run_pingpong(const PingVariant& v, const Options& opt, double tick_ns
   r.rtt_gap_us = stats(rtt_gap);
   if (poll_sum) r.poll_ns = double(g[rounds - 1] - g[kWarmup]) / double(poll_sum);
   const Alignment a = align(lo, hi);
-  std::vector<double> h2g, g2h;
+  std::vector<double> h2g, g2h, gpu;
   for (size_t k = 0; k < rtt_all.size(); ++k) {
     const size_t i = k + kWarmup;
     if (i % 2 == 0) continue;  // the split: paused rounds
-    const double gpu_seen_host = double(g[i]) - a.offset[k];  // the GPU's stamp on the host clock
+    const double gpu_seen_host = double(g[i]) - a.offset[k];  // the GPU's stamps on the host clock
     h2g.push_back((gpu_seen_host - double(t0[i])) / 1000);
-    g2h.push_back((double(t1[i]) - gpu_seen_host) / 1000);
+    g2h.push_back((double(t1[i]) - (double(gr[i]) - a.offset[k])) / 1000);
+    gpu.push_back((double(gr[i]) - double(g[i])) / 1000);
   }
   r.h2g_us = stats(h2g);
   r.g2h_us = stats(g2h);
+  r.gpu_us = stats(gpu);
   std::vector<double> hw(a.halfwidth);
   r.align_halfwidth_us = percentile(hw, 0.5) / 1000;
   r.inconsistent = a.inconsistent;
@@ -740,7 +886,8 @@ std::string tuning_json(const PersistentTuning& t) {
 struct Report {
   GlobalTimer timer;
   std::vector<PlaceCold> place_cold;
-  std::vector<PingResult> pings;
+  std::vector<PingResult> pings, floors;
+  const PingResult* floor_ping = nullptr;  // the plain ping-pong of the floors' variant, when run
   std::vector<Result> modes, chain;
   std::vector<PersistentTuning> chain_tunings;
   std::vector<Breakdown> breakdowns;
@@ -796,6 +943,25 @@ void write_json(const std::string& path, const Report& rep, const char* device, 
     print_stats_json(f, "gpu_to_host_us", p.g2h_us);
     std::fprintf(f, ", \"gpu_poll_ns\": %.1f, \"align_halfwidth_us\": %.3f, \"align_inconsistent\": %u}%s\n", p.poll_ns,
                  p.align_halfwidth_us, p.inconsistent, i + 1 < rep.pings.size() ? "," : "");
+  }
+  std::fprintf(f, "  ],\n  \"datafloor\": [\n");
+  char ping_b2b[32] = "null", ping_paused[32] = "null";
+  if (rep.floor_ping) {
+    std::snprintf(ping_b2b, sizeof ping_b2b, "%.3f", rep.floor_ping->rtt_us.median);
+    std::snprintf(ping_paused, sizeof ping_paused, "%.3f", rep.floor_ping->rtt_gap_us.median);
+  }
+  for (size_t i = 0; i < rep.floors.size(); ++i) {
+    const PingResult& p = rep.floors[i];
+    std::fprintf(f,
+                 "    {\"name\": \"%s\", \"variant\": \"%s\", \"packets\": %u, \"packet_bytes\": %u, "
+                 "\"packet_stride\": %u, \"ctas\": %u, \"threads\": %u, \"source\": \"%s\", \"round_trips\": %u, "
+                 "\"paused_median_us\": %.3f, \"paused_p99_us\": %.3f, \"b2b_median_us\": %.3f, \"b2b_p99_us\": %.3f, "
+                 "\"min_us\": %.3f, \"gpu_median_us\": %.3f, \"host_to_gpu_median_us\": %.3f, "
+                 "\"gpu_to_host_median_us\": %.3f, \"pingpong_paused_median_us\": %s, \"pingpong_b2b_median_us\": %s}%s\n",
+                 p.name.c_str(), p.v.name, p.shape.packets, p.shape.bytes, p.shape.stride(), p.shape.ctas, p.shape.threads,
+                 p.shape.device_src ? "device" : "pinned_host", p.rounds, p.rtt_gap_us.median, p.rtt_gap_us.p99, p.rtt_us.median, p.rtt_us.p99,
+                 std::min(p.rtt_us.min, p.rtt_gap_us.min), p.gpu_us.median, p.h2g_us.median, p.g2h_us.median,
+                 ping_paused, ping_b2b, i + 1 < rep.floors.size() ? "," : "");
   }
   std::fprintf(f, "  ],\n  \"cases\": [\n");
   for (size_t i = 0; i < rep.modes.size(); ++i) write_result(f, rep.modes[i], nullptr, i + 1 == rep.modes.size());
@@ -856,7 +1022,7 @@ int run(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: %s [--bursts N] [--max-seconds S] [--gpu I] [--json PATH] [--pingpong N]\n"
-                   "          [--sections pingpong,modes,chain,breakdown]\n",
+                   "          [--sections pingpong,datafloor,modes,chain,breakdown]\n",
                    argv[0]);
       return 2;
     }
@@ -931,6 +1097,42 @@ int run(int argc, char** argv) {
       if (p.name == n) return &p;
     return nullptr;
   };
+
+  if (opt.has("datafloor")) {
+    const PingVariant& v = pings[0];  // the default chain's poll and DONE
+    rep.floor_ping = ping_named(v.name);
+    std::printf("\ndatafloor: the %s ping-pong, the GPU copying the burst from mapped pinned memory (_dev: device "
+                "memory; packets 2x their size apart) to device memory between flag and reply (%u round trips each); gpu = flag seen -> "
+                "reply issued (CTA 0's stamp; with 4 CTAs the relay included); pingpong, extra: the plain ping-pong's paused median, what the row's paused median adds\n",
+                v.name, opt.pingpong);
+    std::printf("%-18s %4s %7s %7s %6s %8s %9s %8s | %8s %8s | %8s %9s %9s | %8s %6s\n", "name", "ctas", "threads",
+                "packets", "bytes", "min us", "median us", "p99 us", "paused", "p. p99", "gpu us", "h->g us", "g->h us",
+                "pingpong", "extra");
+    const std::pair<uint32_t, uint32_t> sizes[] = {{0, 0}, {16, 1024}, {64, 1024}, {16, 8192}};
+    // 1 CTA of 256 threads, of 512 (the persistent kernel's kThreads), 4 CTAs of 256.
+    // _dev: the packets in device memory, as the modes and chain cases place them (1 CTA of 512:
+    // the lone-burst path); the others read pinned host memory, as a NIC-fed pipeline does.
+    struct Grid {
+      uint32_t ctas, threads;
+      bool device_src;
+    };
+    const Grid grids[] = {{1, 256, false}, {1, 512, false}, {4, 256, false}, {1, 512, true}};
+    for (const auto& [ctas, threads, device_src] : grids)
+      for (const auto& [packets, bytes] : sizes) {
+        if (device_src && !packets) continue;  // nothing read: the host rows say it
+        const PingShape shape{ctas, threads, packets, bytes, device_src};
+        const std::string name = (packets ? std::to_string(packets) + "x" + std::to_string(bytes / 1024) + "KB" : "empty") +
+                                 "_" + std::to_string(ctas) + "x" + std::to_string(threads) + (device_src ? "_dev" : "");
+        rep.floors.push_back(run_pingpong(v, opt, tick_ns, shape, name));
+        const PingResult& p = rep.floors.back();
+        const double ping = rep.floor_ping ? rep.floor_ping->rtt_gap_us.median : 0;
+        std::printf("%-18s %4u %7u %7u %6u %8.2f %9.2f %8.2f | %8.2f %8.2f | %8.2f %9.2f %9.2f | ", p.name.c_str(), ctas,
+                    threads, packets, bytes, std::min(p.rtt_us.min, p.rtt_gap_us.min), p.rtt_us.median, p.rtt_us.p99,
+                    p.rtt_gap_us.median, p.rtt_gap_us.p99, p.gpu_us.median, p.h2g_us.median, p.g2h_us.median);
+        if (rep.floor_ping) std::printf("%8.2f %6.2f\n", ping, p.rtt_gap_us.median - ping);
+        else std::printf("%8s %6s\n", "-", "-");
+      }
+  }
 
   const PersistentTuning legacy = PersistentTuning::legacy();
   if (opt.has("modes")) {

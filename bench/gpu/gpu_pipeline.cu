@@ -1,7 +1,9 @@
 // The whole GPU data plane as an application sees it: FramePipeline::submit() of bursts of
 // packets sitting in pinned host buffers (where the socket or afxdp engine leaves them), frames
 // out of next_frame(), for each staging and launch mode. One CPU thread does everything, so
-// the figures also say what the CPU side costs per packet. Anchor in the same run: one pinned
+// the figures also say what the CPU side costs per packet: "pipeline ns" is the time inside
+// submit() and next_frame(), "busy ns" the same less submit()'s waits for a free GPU job slot
+// (PipelineStats::wait_ns: the GPU behind, the CPU idle). Anchor in the same run: one pinned
 // host-to-device cudaMemcpy of the same payload bytes (the PCIe limit).
 //
 //   netdaq_gpu_pipeline [--seconds S] [--gpu I] [--json PATH] [--payloads LIST] [--bursts LIST]
@@ -120,6 +122,7 @@ struct Result {
   uint32_t payload = 0, burst = 0;
   double gbytes_s = 0, mpps = 0, cpu_ns_per_packet = 0, anchor_gbytes_s = 0;
   double pipeline_ns_per_packet = 0;  // inside submit() and next_frame() only (no packet source)
+  double busy_ns_per_packet = 0;      // the same less submit()'s waits for the GPU (PipelineStats::wait_ns)
   uint64_t frames = 0, waits = 0, dropped = 0;
   uint64_t offered = 0, placed = 0, bytes_expected = 0, bytes_to_gpu = 0, missing = 0;  // whole run
   std::string problems;  // empty: the counters match what was offered
@@ -257,6 +260,7 @@ Result run(const Mode& m, uint32_t payload, uint32_t burst, double seconds) {
       in_pipeline += Clock::now() - a;
     }
   }
+  const uint64_t waited_ns = p.stats().wait_ns - st0.wait_ns;  // in the timed loop only
   p.flush();
   p.synchronize();
   while (Frame f = p.next_frame()) ++frames;
@@ -267,6 +271,7 @@ Result run(const Mode& m, uint32_t payload, uint32_t burst, double seconds) {
   r.mpps = double(packets) / dt / 1e6;
   r.cpu_ns_per_packet = dt * 1e9 / double(packets);
   r.pipeline_ns_per_packet = std::chrono::duration<double>(in_pipeline).count() * 1e9 / double(packets);
+  r.busy_ns_per_packet = r.pipeline_ns_per_packet - double(waited_ns) / double(packets);
   r.frames = frames;
   r.waits = st.waits;
   r.dropped = (st.no_buffer + st.late + st.duplicate + st.malformed) -
@@ -344,16 +349,17 @@ int main(int argc, char** argv) {
         }
   if (!all_ok) return 3;
   std::printf("frames checked for every mode and burst size (every byte, and the counters)\n");
-  std::printf("%-19s %7s %6s %10s %9s %12s %13s %11s %6s %8s %6s\n", "mode", "payload", "burst", "GB/s", "Mpps",
-              "CPU ns/pkt", "pipeline ns", "H2D GB/s", "ratio", "dropped", "check");
+  std::printf("%-19s %7s %6s %10s %9s %12s %13s %9s %11s %6s %8s %6s\n", "mode", "payload", "burst", "GB/s", "Mpps",
+              "CPU ns/pkt", "pipeline ns", "busy ns", "H2D GB/s", "ratio", "dropped", "check");
   std::vector<Result> results;
   std::vector<std::string> failed;
   for (uint32_t payload : payloads)
     for (uint32_t burst : bursts)
       for (const Mode& m : modes) {
         const Result r = run(m, payload, burst, seconds);
-        std::printf("%-19s %7u %6u %10.1f %9.2f %12.1f %13.1f %11.1f %6.2f %8llu %6s\n", r.mode.c_str(), r.payload,
-                    r.burst, r.gbytes_s, r.mpps, r.cpu_ns_per_packet, r.pipeline_ns_per_packet, r.anchor_gbytes_s,
+        std::printf("%-19s %7u %6u %10.1f %9.2f %12.1f %13.1f %9.1f %11.1f %6.2f %8llu %6s\n", r.mode.c_str(), r.payload,
+                    r.burst, r.gbytes_s, r.mpps, r.cpu_ns_per_packet, r.pipeline_ns_per_packet, r.busy_ns_per_packet,
+                    r.anchor_gbytes_s,
                     r.gbytes_s / r.anchor_gbytes_s,
                     (unsigned long long)r.dropped, r.problems.empty() ? "ok" : "FAIL");
         if (!r.problems.empty())
@@ -370,12 +376,14 @@ int main(int argc, char** argv) {
       const Result& r = results[i];
       std::fprintf(f,
                    "%s\n  {\"mode\": \"%s\", \"payload\": %u, \"burst\": %u, \"gbytes_s\": %.2f, \"mpps\": %.3f, "
-                   "\"cpu_ns_per_packet\": %.1f, \"pipeline_ns_per_packet\": %.1f, \"h2d_gbytes_s\": %.2f, \"ratio\": %.3f, \"frames\": %llu, "
+                   "\"cpu_ns_per_packet\": %.1f, \"pipeline_ns_per_packet\": %.1f, \"busy_ns_per_packet\": %.1f, "
+                   "\"h2d_gbytes_s\": %.2f, \"ratio\": %.3f, \"frames\": %llu, "
                    "\"waits\": %llu, \"dropped\": %llu, \"packets_offered\": %llu, \"packets_placed\": %llu, "
                    "\"bytes_expected\": %llu, \"bytes_to_gpu\": %llu, \"packets_missing\": %llu, \"check_ok\": %s, "
                    "\"problems\": \"%s\"}",
                    i ? "," : "", r.mode.c_str(), r.payload, r.burst, r.gbytes_s, r.mpps, r.cpu_ns_per_packet,
-                   r.pipeline_ns_per_packet, r.anchor_gbytes_s, r.gbytes_s / r.anchor_gbytes_s, (unsigned long long)r.frames,
+                   r.pipeline_ns_per_packet, r.busy_ns_per_packet, r.anchor_gbytes_s, r.gbytes_s / r.anchor_gbytes_s,
+                   (unsigned long long)r.frames,
                    (unsigned long long)r.waits, (unsigned long long)r.dropped, (unsigned long long)r.offered,
                    (unsigned long long)r.placed, (unsigned long long)r.bytes_expected,
                    (unsigned long long)r.bytes_to_gpu, (unsigned long long)r.missing,

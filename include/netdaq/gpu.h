@@ -62,6 +62,7 @@ struct PipelineStats {
   uint64_t bytes_to_gpu = 0;       // input bytes moved to the GPU
   uint64_t jobs = 0;               // GPU jobs run
   uint64_t waits = 0;              // submit() waited for a GPU job to finish (GPU behind)
+  uint64_t wait_ns = 0;            // ... for this long in all (CPU time spent on the GPU, not on packets)
   uint64_t gpu_errors = 0;         // jobs the GPU refused (a CUDA fault; synchronize() throws it)
 };
 

@@ -53,6 +53,7 @@ py::dict to_dict(const gpu::PipelineStats& s) {
   d["bytes_to_gpu"] = s.bytes_to_gpu;
   d["jobs"] = s.jobs;
   d["waits"] = s.waits;
+  d["wait_ns"] = s.wait_ns;
   d["gpu_errors"] = s.gpu_errors;
   return d;
 }

@@ -33,8 +33,8 @@ class GraphExecutor final : public StreamExecutor {
   LaunchMode mode() const noexcept override { return LaunchMode::graph; }
 
  private:
-  cudaError_t enqueue(const PlaceJob& job, uint32_t grid) noexcept override {
-    void* args[] = {const_cast<PlaceJob*>(&job)};  // copied by the call below
+  cudaError_t enqueue(const PlaceJob& job, uint32_t grid, std::byte* stage) noexcept override {
+    void* args[] = {const_cast<PlaceJob*>(&job), &stage};  // copied by the call below
     params_.kernelParams = args;
     params_.gridDim = dim3(grid);
     cudaError_t err = cudaGraphExecKernelNodeSetParams(exec_, node_, &params_);
@@ -46,7 +46,8 @@ class GraphExecutor final : public StreamExecutor {
     const std::string who(kWho);
     check(cudaGraphCreate(&graph_, 0), who + ": cudaGraphCreate");
     PlaceJob empty{};
-    void* args[] = {&empty};
+    std::byte* no_stage = nullptr;
+    void* args[] = {&empty, &no_stage};
     params_ = {};
     params_.func = const_cast<void*>(place_kernel());
     params_.gridDim = dim3(1);

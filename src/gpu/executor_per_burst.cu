@@ -14,7 +14,9 @@ class PerBurstExecutor final : public StreamExecutor {
   LaunchMode mode() const noexcept override { return LaunchMode::per_burst; }
 
  private:
-  cudaError_t enqueue(const PlaceJob& job, uint32_t grid) noexcept override { return launch_place(job, grid, stream_); }
+  cudaError_t enqueue(const PlaceJob& job, uint32_t grid, std::byte* stage) noexcept override {
+    return launch_place(job, grid, stream_, stage);
+  }
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // FramePipeline: the CPU side of the GPU data plane. For each burst it reads the sequence
 // numbers (host memory), asks the FrameTracker where each packet goes, writes a placement
-// list, stages the samples to the GPU when needed and hands the job to an executor (one
-// launch per burst, a CUDA graph, or the persistent kernel). Bursts are held until the GPU
+// list and hands the job to an executor (one launch per job, a CUDA graph, or the persistent
+// kernel); with staging copy the job's launch gathers the samples into device memory first. Bursts are held until the GPU
 // has read them; frames come out once the last job that wrote them has completed.
 #include <algorithm>
 #include <vector>
@@ -13,7 +13,6 @@
 #include "gpu/host/frame_tracker.h"
 #include "gpu/host/packet_fields.h"
 #include "gpu/place_executor.h"
-#include "gpu/stager.h"
 #include "netdaq/gpu.h"
 #include "netdaq/session.h"
 
@@ -32,12 +31,12 @@ TrackerConfig tracker_config(const ReorderConfig& c) {
 }
 
 // A job under construction or in flight: its placement list (mapped pinned memory the GPU
-// reads), the gather list of the packets to stage, and the burst whose buffers it reads.
+// reads) and the bursts whose buffers it reads.
 struct JobSlot {
   PlacementEntry* entries = nullptr;
   uint32_t count = 0;
-  PlacementEntry* gather = nullptr;  // staging copy: the Stager's entries of this slot
-  uint32_t nsrc = 0;
+  std::byte* stage = nullptr;  // staging copy: its device staging buffer
+  uint32_t nsrc = 0;           // entries with a staging place
   std::vector<RxBurst> bursts;     // 1, or up to job_packets when small bursts are gathered
   uint32_t nbursts = 0;
   void release_bursts() noexcept {
@@ -66,8 +65,8 @@ struct FramePipeline::Impl {
 
   FrameTracker tracker;
   std::unique_ptr<PlaceExecutor> exec;
-  std::unique_ptr<Stager> stager;
   std::byte* frames = nullptr;     // frame_buffers * frame_bytes, device memory
+  std::byte* stage_mem = nullptr;  // staging copy: depth * job_capacity staging places
   cudaStream_t alloc_stream = nullptr;
   PlacementEntry* entry_mem = nullptr;  // depth * job_capacity, mapped pinned
   std::vector<JobSlot> slots;      // depth
@@ -83,7 +82,6 @@ struct FramePipeline::Impl {
   // The clock read by the last submit(), not yet used by next_frame(): an application that
   // asks for frames after each burst pays for one clock read per burst, not two.
   uint64_t submit_ns = 0;
-  std::byte* cur_stage = nullptr;  // its staging buffer (staging copy)
 
   explicit Impl(const ReorderConfig& c) : cfg(c), tracker(tracker_config(c)) {}
   ~Impl();
@@ -93,7 +91,7 @@ struct FramePipeline::Impl {
   void wait_for_slot() noexcept;
   void submit_current() noexcept;
   void begin_job() noexcept;
-  void add_entry(uint64_t src, uint32_t slot, const void* stage_src) noexcept;
+  void add_entry(uint64_t src, uint32_t slot, bool staged) noexcept;  // staged: gets a staging place
   void take_closed() noexcept;
   void zero_fill(const ClosedFrame& f) noexcept;
   void place_burst(RxBurst&& burst) noexcept;
@@ -112,11 +110,10 @@ FramePipeline::Impl::~Impl() {
   }
   for (auto& s : slots) s.release_bursts();
   exec.reset();
-  stager.reset();
-  if (frames) {  // stream-ordered: no device-wide synchronization (a persistent kernel may run)
-    cudaFreeAsync(frames, alloc_stream);
-    cudaStreamSynchronize(alloc_stream);
-  }
+  // Stream-ordered: no device-wide synchronization (a persistent kernel may run).
+  if (frames) cudaFreeAsync(frames, alloc_stream);
+  if (stage_mem) cudaFreeAsync(stage_mem, alloc_stream);
+  if (frames || stage_mem) cudaStreamSynchronize(alloc_stream);
   if (alloc_stream) cudaStreamDestroy(alloc_stream);
   if (entry_mem) cudaFreeHost(entry_mem);
 }
@@ -149,7 +146,12 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   check(cudaStreamCreateWithFlags(&alloc_stream, cudaStreamNonBlocking), who + ": cudaStreamCreate");
   check(cudaMallocAsync(reinterpret_cast<void**>(&frames), frame_bytes * cfg.frame_buffers, alloc_stream),
         who + ": cudaMallocAsync of " + std::to_string(frame_bytes * cfg.frame_buffers) + " bytes of frame buffers");
-  check(cudaStreamSynchronize(alloc_stream), who + ": frame buffer allocation");
+  if (copy) {
+    const uint64_t n = uint64_t{depth} * job_capacity * staging_stride(in_bytes);
+    check(cudaMallocAsync(reinterpret_cast<void**>(&stage_mem), n, alloc_stream),
+          who + ": cudaMallocAsync of " + std::to_string(n) + " bytes of staging buffers");
+  }
+  check(cudaStreamSynchronize(alloc_stream), who + ": frame and staging buffer allocation");
   check(cudaHostAlloc(reinterpret_cast<void**>(&entry_mem), sizeof(PlacementEntry) * job_capacity * depth,
                       cudaHostAllocMapped | cudaHostAllocPortable),
         who + ": cudaHostAlloc of placement lists");
@@ -157,12 +159,7 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   for (uint32_t k = 0; k < depth; ++k) {
     slots[k].entries = entry_mem + size_t{k} * job_capacity;
     slots[k].bursts.resize(bursts_per_job);
-  }
-  if (copy) {
-    // The gathers on the Stager's own streams, overlapping the jobs' placements (measured:
-    // on the job's stream, 1,024-packet jobs of 1 KB went 36 -> 28 GB/s on an H200).
-    stager = std::make_unique<Stager>(cfg.gpu, depth, job_capacity, in_bytes);
-    for (uint32_t k = 0; k < depth; ++k) slots[k].gather = stager->gather_entries(k);
+    if (copy) slots[k].stage = stage_mem + uint64_t{k} * job_capacity * staging_stride(in_bytes);
   }
   ExecutorOptions opts;
   opts.gpu = cfg.gpu;
@@ -193,7 +190,9 @@ void FramePipeline::Impl::wait_for_slot() noexcept {
   retire();
   if (exec->submitted() - retired < slots.size()) return;
   ++stats.waits;
+  const uint64_t t0 = detail::monotonic_ns();
   while (exec->submitted() - retired >= slots.size()) retire();
+  stats.wait_ns += detail::monotonic_ns() - t0;
 }
 
 // Called only while building. The CUDA calls of submit() and next_frame() are all here (and
@@ -205,11 +204,9 @@ void FramePipeline::Impl::submit_current() noexcept {
     return;
   }
   cudaSetDevice(cfg.gpu);
-  if (copy && s.nsrc) {
-    const cudaError_t err = stager->stage_entries(cur_index, s.nsrc, exec->stream());
-    if (err != cudaSuccess) detail::log()->error("gpu pipeline '{}': staging copy: {}", cfg.name, describe(err));
+  if (copy) {
     stats.bytes_to_gpu += uint64_t{s.nsrc} * in_bytes;
-  } else if (!copy) {
+  } else {
     // In place: the kernel reads the packets; count the sample bytes it pulls.
     uint64_t n = 0;
     for (uint32_t i = 0; i < s.count; ++i) n += s.entries[i].src != 0;
@@ -226,7 +223,8 @@ void FramePipeline::Impl::submit_current() noexcept {
   job.in_order = cfg.sample_byte_order;
   // The slot was free when building started, so the executor has room: false is a CUDA
   // fault (synchronize() throws it). The burst goes back; its frames never complete.
-  if (!exec->submit(job)) {
+  // Staging copy: one launch gathers the job's packets, then places them.
+  if (!(copy && s.nsrc ? exec->submit_staged(job, s.stage) : exec->submit(job))) {
     if (stats.gpu_errors++ == 0) detail::log()->error("gpu pipeline '{}': a GPU job could not be queued", cfg.name);
     s.release_bursts();
     s.count = 0;
@@ -247,22 +245,16 @@ void FramePipeline::Impl::begin_job() noexcept {
   cur->nsrc = 0;
   cur->nbursts = 0;
   job_start_ns = detail::monotonic_ns();
-  cur_stage = stager ? stager->slot_base(cur_index) : nullptr;
   building = true;
 }
 
-void FramePipeline::Impl::add_entry(uint64_t src, uint32_t slot, const void* stage_src) noexcept {
+void FramePipeline::Impl::add_entry(uint64_t src, uint32_t slot, bool staged) noexcept {
   if (!building) begin_job();
   if (cur->count == job_capacity) {  // spill: this job goes now, the rest into the next one
     submit_current();
     begin_job();
   }
-  if (stage_src) {
-    src = reinterpret_cast<uint64_t>(cur_stage + size_t{cur->nsrc} * in_bytes);
-    cur->gather[cur->nsrc] = PlacementEntry{reinterpret_cast<uint64_t>(stage_src), cur->nsrc, 0};
-    ++cur->nsrc;
-  }
-  cur->entries[cur->count++] = PlacementEntry{src, slot, 0};
+  cur->entries[cur->count++] = PlacementEntry{src, slot, staged ? ++cur->nsrc : 0};
 }
 
 // Missing slots of an incomplete frame get zeros (src == 0 entries).
@@ -277,7 +269,7 @@ void FramePipeline::Impl::zero_fill(const ClosedFrame& f) noexcept {
   }
   if (f.complete) return;
   for (uint32_t i = 0; i < ppf; ++i)
-    if (miss[i / 64] >> (i % 64) & 1) add_entry(0, f.buffer * ppf + i, nullptr);
+    if (miss[i / 64] >> (i % 64) & 1) add_entry(0, f.buffer * ppf + i, false);
 }
 
 // Moves frames the tracker closed into the pending FIFO; each is ready once the jobs that
@@ -307,7 +299,7 @@ void FramePipeline::Impl::place_one(const Packet& p, uint64_t now) noexcept {
   const uint64_t seq = by_imm ? *imm : by_seq ? load_uint(seq_at, seq_bytes, cfg.seq_byte_order) : 0;
   uint32_t slot = 0;
   if (tracker.place(seq, now, &slot) == Placement::placed)
-    add_entry(reinterpret_cast<uint64_t>(samples), slot, copy ? samples : nullptr);
+    add_entry(reinterpret_cast<uint64_t>(samples), slot, copy);
   if (tracker.has_closed()) take_closed();
 }
 
@@ -319,10 +311,7 @@ const Packet* FramePipeline::Impl::place_run(const Packet* pk, const Packet* end
   uint32_t count = s.count, nsrc = s.nsrc;
   if (end - pk > job_capacity - count) end = pk + (job_capacity - count);
   PlacementEntry* const entries = s.entries;
-  PlacementEntry* const gather = s.gather;
-  std::byte* const stage = cur_stage;
   const uint32_t min_len = fast_len, payload_offset = cfg.payload_offset, seq_offset = cfg.seq_offset;
-  const uint32_t sample_bytes = in_bytes;
   const unsigned width = seq_bytes;
   const ByteOrder order = cfg.seq_byte_order;
   const bool staged = copy;
@@ -331,14 +320,8 @@ const Packet* FramePipeline::Impl::place_run(const Packet* pk, const Packet* end
     if (seg0.size() < min_len) break;
     uint32_t slot;
     if (!tracker.place_hot(load_uint(seg0.data() + seq_offset, width, order), &slot)) break;
-    const std::byte* samples = seg0.data() + payload_offset;
-    uint64_t src = reinterpret_cast<uint64_t>(samples);
-    if (staged) {
-      src = reinterpret_cast<uint64_t>(stage + size_t{nsrc} * sample_bytes);
-      gather[nsrc] = PlacementEntry{reinterpret_cast<uint64_t>(samples), nsrc, 0};
-      ++nsrc;
-    }
-    entries[count++] = PlacementEntry{src, slot, 0};
+    const auto src = reinterpret_cast<uint64_t>(seg0.data() + payload_offset);
+    entries[count++] = PlacementEntry{src, slot, staged ? ++nsrc : 0};
   }
   s.count = count;
   s.nsrc = nsrc;

@@ -249,20 +249,39 @@ NDQ_HD void with_path(const PlaceJob& job, Run&& run) {
 #undef NDQ_OUTS
 }
 
+// Where entry e's samples are read from: src, or its staging place in a staged launch.
+NDQ_HD const std::byte* samples_of(const PlacementEntry& e, std::byte* stage, uint32_t in_bytes) {
+  if (stage && e.stage) return stage + staged_at(e.stage - 1, e.src, in_bytes);
+  return reinterpret_cast<const std::byte*>(e.src);
+}
+
 template <class Path>
-NDQ_HD void place_with(const PlaceJob& job, const PlacementEntry& e, const Path& path, unsigned tid, unsigned nt) {
+NDQ_HD void place_with(const PlaceJob& job, const PlacementEntry& e, const Path& path, unsigned tid, unsigned nt,
+                       std::byte* stage = nullptr) {
   std::byte* dst = job.out + static_cast<uint64_t>(e.dst_slot) * job.out_slot_bytes;
   if (e.src == 0) zero_fill(dst, job.out_slot_bytes, tid, nt);
-  else path(reinterpret_cast<const std::byte*>(e.src), dst, tid, nt);
+  else path(samples_of(e, stage, job.in_bytes), dst, tid, nt);
+}
+
+// A staged launch's first pass: entry e's packet from host memory into its staging place,
+// 16-byte vectors (the place keeps src's offset modulo 16).
+NDQ_HD void gather_entry(const PlacementEntry& e, std::byte* stage, uint32_t in_bytes, unsigned tid, unsigned nt) {
+  if (e.src == 0 || e.stage == 0) return;
+  const auto* src = reinterpret_cast<const std::byte*>(e.src);
+  copy_samples<1>(src, stage + staged_at(e.stage - 1, e.src, in_bytes), in_bytes, tid, nt);
 }
 
 // Threads per packet: enough that each has about kUnroll loads (path.threads()), more when
 // the job is small enough for every packet to get more threads at once (a whole block per
 // packet for a burst of up to nblocks packets), never more than a block. Groups are powers
 // of two; group g of block b takes entries b * groups + g, then every nblocks * groups further.
+// Staged launches (stage set) run twice with the same grouping: gather, a block barrier,
+// place; a block places exactly the entries it gathered.
 struct JobRun {
   const PlaceJob& job;
   unsigned block, nblocks, tid, nthreads;
+  std::byte* stage = nullptr;
+  bool gather = false;
   template <class Path>
   NDQ_HD void operator()(const Path& path) const {
     const uint64_t spare = job.count ? uint64_t{nblocks} * nthreads / job.count : nthreads;  // threads per packet if all at once
@@ -272,8 +291,10 @@ struct JobRun {
     const unsigned groups = nthreads / size, g = tid / size;
     if (g >= groups) return;  // threads left over when size does not divide nthreads
     const uint64_t stride = uint64_t{nblocks} * groups;
-    for (uint64_t i = uint64_t{block} * groups + g; i < job.count; i += stride)
-      place_with(job, job.entries[i], path, tid - g * size, size);
+    for (uint64_t i = uint64_t{block} * groups + g; i < job.count; i += stride) {
+      if (gather) gather_entry(job.entries[i], stage, job.in_bytes, tid - g * size, size);
+      else place_with(job, job.entries[i], path, tid - g * size, size, stage);
+    }
   }
 };
 
@@ -303,6 +324,23 @@ NDQ_HD void place_job_threads(const PlaceJob& job, unsigned block, unsigned nblo
 
 __device__ __forceinline__ void place_job(const PlaceJob& job, unsigned block, unsigned nblocks) {
   place_job_threads(job, block, nblocks, threadIdx.x, blockDim.x);
+}
+
+// A staged launch, one pass (gather: entries with a stage index copy their packet into
+// `stage`; else place, reading those from `stage`). Every thread of a block must finish the
+// gather pass before any starts placing (place_staged_job: a block barrier between them).
+NDQ_HD void staged_job_threads(const PlaceJob& job, std::byte* stage, bool gather, unsigned block, unsigned nblocks,
+                               unsigned tid, unsigned nthreads) {
+  detail::with_path(job, detail::JobRun{job, block, nblocks, tid, nthreads, stage, gather});
+}
+
+// Gather and placement in one launch: a staging copy without a kernel, an event and a
+// stream wait of its own per job.
+__device__ __forceinline__ void place_staged_job(const PlaceJob& job, std::byte* stage, unsigned block,
+                                                 unsigned nblocks) {
+  staged_job_threads(job, stage, true, block, nblocks, threadIdx.x, blockDim.x);
+  __syncthreads();
+  staged_job_threads(job, stage, false, block, nblocks, threadIdx.x, blockDim.x);
 }
 
 }  // namespace netdaq::gpu

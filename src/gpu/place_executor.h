@@ -20,6 +20,14 @@ class PlaceExecutor {
   // The job's entries must stay valid and unchanged until completed() counts it.
   // Never throws, never allocates.
   virtual bool submit(const PlaceJob& job) noexcept = 0;
+  // A staged job (launch_place's stage): the same kernel first gathers the entries with a
+  // stage index into `stage`, device memory the caller keeps until the job completed.
+  // per_burst and graph; persistent returns false (its descriptor carries the job alone).
+  virtual bool submit_staged(const PlaceJob& job, std::byte* stage) noexcept {
+    (void)job;
+    (void)stage;
+    return false;
+  }
   // Jobs finished so far (monotonic, in submission order). Non-blocking.
   virtual uint64_t completed() noexcept = 0;
   // The same, from a caller that has just read detail::monotonic_ns() (now_ns): the executors

@@ -8,6 +8,13 @@
 
 #include "netdaq/sample_format.h"
 
+// Functions host code and device code both call.
+#ifdef __CUDACC__
+#define NDQ_HOST_DEVICE __host__ __device__
+#else
+#define NDQ_HOST_DEVICE
+#endif
+
 namespace netdaq::gpu {
 
 // One packet -> one output slot. src == 0 means "no packet": the slot is zero-filled
@@ -15,7 +22,9 @@ namespace netdaq::gpu {
 struct PlacementEntry {
   uint64_t src = 0;       // device-accessible address of the packet's input samples
   uint32_t dst_slot = 0;  // slot index in the output ring (byte offset = dst_slot * out_slot_bytes)
-  uint32_t reserved = 0;
+  // Staged launches only (a staging buffer passed with the job): k + 1 = first gather src
+  // into staging place k (staged_at), then place from there; 0: place from src.
+  uint32_t stage = 0;
 };
 static_assert(sizeof(PlacementEntry) == 16);
 
@@ -29,6 +38,14 @@ struct PlaceJob {
   SampleFormat out_format = SampleFormat::raw;
   ByteOrder in_order = ByteOrder::little;   // byte order of multi-byte input samples
 };
+
+// Staging place k of a staged launch for a packet at src: places are in_bytes rounded up to 16,
+// plus 16, apart, and each copy lands at src's offset modulo 16, so the gather's reads from
+// host memory are 16-byte vectors whatever the payload's offset in its buffer.
+NDQ_HOST_DEVICE constexpr uint64_t staging_stride(uint32_t in_bytes) noexcept { return (uint64_t{in_bytes} + 15) / 16 * 16 + 16; }
+NDQ_HOST_DEVICE constexpr uint64_t staged_at(uint32_t k, uint64_t src, uint32_t in_bytes) noexcept {
+  return uint64_t{k} * staging_stride(in_bytes) + (src & 15);
+}
 
 // Output bytes for in_bytes of input converted from `in` to `out` (raw -> raw keeps size).
 constexpr uint64_t converted_bytes(uint64_t in_bytes, SampleFormat in, SampleFormat out) noexcept {

@@ -8,8 +8,11 @@ namespace {
 
 // __grid_constant__: the job stays in the parameter bank; place_job's reference to it needs
 // no local copy.
-__global__ void __launch_bounds__(kPlaceThreads, 4) place_kernel_fn(const __grid_constant__ PlaceJob job) {
-  place_job(job, blockIdx.x, gridDim.x);
+// stage: a staged launch (gather into it, then place), or nullptr.
+__global__ void __launch_bounds__(kPlaceThreads, 4) place_kernel_fn(const __grid_constant__ PlaceJob job,
+                                                                    std::byte* stage) {
+  if (stage) place_staged_job(job, stage, blockIdx.x, gridDim.x);
+  else place_job(job, blockIdx.x, gridDim.x);
 }
 
 }  // namespace
@@ -22,8 +25,8 @@ uint32_t place_max_grid(int gpu) {
   return static_cast<uint32_t>(std::max(sms, 1)) * 8;
 }
 
-cudaError_t launch_place(const PlaceJob& job, uint32_t grid, cudaStream_t stream) noexcept {
-  void* args[] = {const_cast<PlaceJob*>(&job)};
+cudaError_t launch_place(const PlaceJob& job, uint32_t grid, cudaStream_t stream, std::byte* stage) noexcept {
+  void* args[] = {const_cast<PlaceJob*>(&job), &stage};
   return cudaLaunchKernel(place_kernel(), dim3(grid), dim3(kPlaceThreads), args, 0, stream);
 }
 

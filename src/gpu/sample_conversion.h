@@ -10,12 +10,6 @@
 #include "gpu/place_job.h"
 #include "netdaq/sample_format.h"
 
-#ifdef __CUDACC__
-#define NDQ_HOST_DEVICE __host__ __device__
-#else
-#define NDQ_HOST_DEVICE
-#endif
-
 namespace netdaq::gpu {
 
 NDQ_HOST_DEVICE constexpr unsigned bits_of(SampleFormat f) noexcept {

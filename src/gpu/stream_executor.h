@@ -14,9 +14,10 @@ namespace netdaq::gpu {
 
 class StreamExecutor : public PlaceExecutor {
  public:
-  bool submit(const PlaceJob& job) noexcept final {
+  bool submit(const PlaceJob& job) noexcept final { return submit_staged(job, nullptr); }
+  bool submit_staged(const PlaceJob& job, std::byte* stage) noexcept final {
     if (!events_->has_room()) return false;
-    cudaError_t err = enqueue(job, place_grid(job.count, max_grid_));
+    cudaError_t err = enqueue(job, place_grid(job.count, max_grid_), stage);
     if (err == cudaSuccess) err = events_->record(stream_);
     if (err != cudaSuccess) {
       events_->set_fault(err);  // synchronize() reports it
@@ -52,8 +53,8 @@ class StreamExecutor : public PlaceExecutor {
     events_.reset();
     cudaStreamDestroy(stream_);
   }
-  // Queues the job's kernel on stream_ with `grid` blocks. Never throws.
-  virtual cudaError_t enqueue(const PlaceJob& job, uint32_t grid) noexcept = 0;
+  // Queues the job's kernel on stream_ with `grid` blocks (stage: launch_place's). Never throws.
+  virtual cudaError_t enqueue(const PlaceJob& job, uint32_t grid, std::byte* stage) noexcept = 0;
 
   std::string who_;
   cudaStream_t stream_ = nullptr;

@@ -76,6 +76,16 @@ struct Scenario {
     return e;
   }
 
+  // For a staged launch: every packet present gets the next staging place (stage = k + 1).
+  std::vector<PlacementEntry> staged_entries(const std::byte* input_base) const {
+    auto e = entries(input_base);
+    uint32_t k = 0;
+    for (auto& x : e)
+      if (x.src) x.stage = ++k;
+    return e;
+  }
+  uint64_t stage_bytes() const { return uint64_t{count} * staging_stride(in_bytes); }
+
   PlaceJob job(const PlacementEntry* entries, std::byte* out) const {
     PlaceJob j;
     j.entries = entries;
