@@ -66,10 +66,63 @@ NDQ_HD void copy_aligned(const std::byte* s, std::byte* d, uint32_t n, unsigned 
   if (done < n) copy_vectors<E, E>(s + done, d + done, (n - done) / E, tid, nt);
 }
 
+// Word i (0..7) of the pair lo:hi, i = k + q with k known at compile time once unrolled:
+// selects, not an indexed register array (which would go to local memory).
+template <unsigned K>
+NDQ_HD uint32_t word_at(const uint32_t (&w)[8], unsigned q) {
+  return q == 0 ? w[K] : q == 1 ? w[K + 1] : q == 2 ? w[K + 2] : w[K + 3];
+}
+
+// Bytes m .. m + 15 (m = 1..15) of the 32 bytes lo:hi (little endian).
+NDQ_HD uint4 funnel(const uint4& lo, const uint4& hi, unsigned m) {
+  const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const unsigned q = m / 4, r = 8 * (m % 4);
+  uint32_t o[4];
+  const uint32_t lo_w[4] = {word_at<0>(w, q), word_at<1>(w, q), word_at<2>(w, q), word_at<3>(w, q)};
+  const uint32_t hi_w[4] = {word_at<1>(w, q), word_at<2>(w, q), word_at<3>(w, q), word_at<4>(w, q)};
+NDQ_UNROLL
+  for (unsigned k = 0; k < 4; ++k) {
+#ifdef __CUDA_ARCH__
+    o[k] = __funnelshift_r(lo_w[k], hi_w[k], r);
+#else
+    o[k] = r ? (lo_w[k] >> r) | (hi_w[k] << (32 - r)) : lo_w[k];
+#endif
+  }
+  return {o[0], o[1], o[2], o[3]};
+}
+
+// Raw bytes from s to a 16-byte aligned d whose addresses differ modulo 16 (m = addr(s) & 15,
+// not 0): nv 16-byte stores, each from the two aligned 16-byte vectors of s it straddles, so
+// the reads stay 16 bytes wide whatever the payload's offset (over PCIe a narrower load costs
+// a transaction of its own; a UDP payload is 42 bytes into its buffer). Each vector is loaded
+// by two threads: passing it with a warp shuffle instead made ptxas spill (the kernel has 64
+// registers). The last store reads vector nv, which holds bytes of the packet: in the same 16
+// aligned bytes, it cannot fault.
+NDQ_HD void copy_shifted(const std::byte* s, std::byte* d, uint32_t nv, unsigned tid, unsigned nt) {
+  const unsigned m = static_cast<unsigned>(addr(s) & 15);
+  const uint4* src = reinterpret_cast<const uint4*>(s - m);
+  uint4* dst = reinterpret_cast<uint4*>(d);
+  for (uint32_t i = tid; i < nv; i += nt) store(dst + i, funnel(load(src + i), load(src + i + 1), m));
+}
+
 // Copies n bytes, swapping the bytes of every E-byte sample when E > 1. The vector width is
-// the widest that src and dst share modulo 16; pointers not E-aligned go byte by byte.
+// the widest that src and dst share modulo 16; pointers not E-aligned go byte by byte. Raw
+// bytes that do not share it (a UDP payload 42 bytes into its buffer) go through
+// copy_shifted.
 template <unsigned E>
 NDQ_HD void copy_samples(const std::byte* s, std::byte* d, uint32_t n, unsigned tid, unsigned nt) {
+  if constexpr (E == 1) {
+    if (((addr(s) ^ addr(d)) & 15) != 0) {
+      uint32_t head = static_cast<uint32_t>((16 - (addr(d) & 15)) & 15);
+      if (head > n) head = n;
+      if (head) copy_vectors<1, 1>(s, d, head, tid, nt);
+      const uint32_t nv = (n - head) / 16;
+      if (nv) copy_shifted(s + head, d + head, nv, tid, nt);
+      const uint32_t done = head + nv * 16;
+      if (done < n) copy_vectors<1, 1>(s + done, d + done, n - done, tid, nt);
+      return;
+    }
+  }
   if (((addr(s) | addr(d)) & (E - 1)) != 0) {
     for (uint32_t k = tid; k < n / E; k += nt)
       for (unsigned b = 0; b < E; ++b) d[k * E + b] = static_cast<std::byte>(load_byte(s + k * E + (E - 1 - b)));

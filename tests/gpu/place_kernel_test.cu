@@ -113,8 +113,11 @@ TEST(PlaceKernel, StagedLaunchGathersThenPlaces) {
         CUDA_OK(cudaMemcpy(ent.p, entries.data(), sizeof(PlacementEntry) * s.count, cudaMemcpyHostToDevice));
         CUDA_OK(cudaMemset(out.p, static_cast<int>(kPoison), s.out_bytes()));
         const PlaceJob job = s.job(static_cast<const PlacementEntry*>(ent.p), out.bytes());
-        CUDA_OK(launch_place(job, place_grid(s.count, 64), nullptr, stage.bytes()));
-        CUDA_OK(cudaDeviceSynchronize());
+        cudaStream_t stream = nullptr;
+        CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        CUDA_OK(launch_place(job, place_grid(s.count, 64), stream, stage.bytes()));
+        CUDA_OK(cudaStreamSynchronize(stream));
+        CUDA_OK(cudaStreamDestroy(stream));
         std::vector<std::byte> got(s.out_bytes()), staged(s.stage_bytes());
         CUDA_OK(cudaMemcpy(got.data(), out.p, got.size(), cudaMemcpyDeviceToHost));
         CUDA_OK(cudaMemcpy(staged.data(), stage.p, staged.size(), cudaMemcpyDeviceToHost));
