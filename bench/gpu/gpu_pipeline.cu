@@ -7,11 +7,13 @@
 // host-to-device cudaMemcpy of the same payload bytes (the PCIe limit).
 //
 //   netdaq_gpu_pipeline [--seconds S] [--gpu I] [--json PATH] [--payloads LIST] [--bursts LIST]
-//                       [--job-packets LIST] [--in-flight K]
+//                       [--job-packets LIST] [--in-flight K] [--header B]
 //
 // --payloads / --bursts time only those sizes (default 1024,8192 and 64,1024); --job-packets
 // adds a per_burst copy, graph copy and persistent direct row per job size given (what the
-// defaults of `job_packets: auto` were chosen from); --in-flight sets bursts_in_flight (4).
+// defaults of `job_packets: auto` were chosen from); --in-flight sets bursts_in_flight (4);
+// --header the bytes before each packet's samples (16; 42: a UDP payload's offset, samples not
+// 16-byte aligned).
 //
 // Before timing, each mode runs once per burst size it is timed at, with frames checked
 // against the packets (every byte). Every run (checked or timed) then checks the pipeline's
@@ -43,7 +45,9 @@ using namespace netdaq;
 using namespace netdaq::gpu;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint32_t kHeader = 16;        // junk u32, sequence u64 LE at 4, junk u32
+// Bytes in front of each packet's samples: junk u32, sequence u64 LE at 4, junk (--header;
+// 16 keeps the samples 16-byte aligned, 42 puts them where a UDP payload is, 10 past).
+uint32_t g_header = 16;
 constexpr uint32_t kPoolPackets = 32768;
 constexpr uint32_t kPerFrame = 256;     // ReorderConfig::packets_per_frame below
 uint32_t g_in_flight = 4;  // ReorderConfig::bursts_in_flight of every row (--in-flight)
@@ -61,7 +65,7 @@ void cuda(cudaError_t err, const char* what) {
 class PinnedSource final : public detail::BurstOwner {
  public:
   PinnedSource(uint32_t payload, uint32_t burst) : payload_(payload), burst_(burst) {
-    stride_ = (kHeader + payload + 63) / 64 * 64;
+    stride_ = (g_header + payload + 63) / 64 * 64;
     cuda(cudaHostAlloc(reinterpret_cast<void**>(&mem_), size_t{stride_} * kPoolPackets, cudaHostAllocMapped),
          "cudaHostAlloc");
     std::mt19937 rng(payload);
@@ -78,7 +82,7 @@ class PinnedSource final : public detail::BurstOwner {
   }
   ~PinnedSource() { cudaFreeHost(mem_); }
 
-  const std::byte* samples(uint64_t seq) const { return mem_ + (seq % kPoolPackets) * stride_ + kHeader; }
+  const std::byte* samples(uint64_t seq) const { return mem_ + (seq % kPoolPackets) * stride_ + g_header; }
 
   // The next burst: packets seq .. seq + burst - 1 (pool slots wrap), or empty if every
   // descriptor is still held by the pipeline.
@@ -94,7 +98,7 @@ class PinnedSource final : public detail::BurstOwner {
       auto& f = detail::fields(d->pkts[k]);
       f.nseg = 1;
       f.data[0] = p;
-      f.len[0] = f.cap[0] = kHeader + payload_;
+      f.len[0] = f.cap[0] = g_header + payload_;
     }
     return RxBurst(d);
   }
@@ -165,7 +169,7 @@ ReorderConfig config(const Mode& m, uint32_t payload) {
   c.seq_offset = 4;
   c.seq_bits = 64;
   c.seq_byte_order = ByteOrder::little;
-  c.payload_offset = kHeader;
+  c.payload_offset = g_header;
   c.payload_size = payload;
   c.packets_per_frame = kPerFrame;
   c.max_open_frames = 4;
@@ -310,12 +314,13 @@ int main(int argc, char** argv) {
     else if (a == "--bursts" && i + 1 < argc) bursts = list(argv[++i]);
     else if (a == "--job-packets" && i + 1 < argc) jobs = list(argv[++i]);
     else if (a == "--in-flight" && i + 1 < argc) g_in_flight = std::max(1ul, std::strtoul(argv[++i], nullptr, 10));
+    else if (a == "--header" && i + 1 < argc) g_header = std::max(12ul, std::strtoul(argv[++i], nullptr, 10));
     else if (a == "--gpu" && i + 1 < argc) gpu = std::stoi(argv[++i]);
     else if (a == "--json" && i + 1 < argc) json = argv[++i];
     else {
       std::fprintf(stderr,
                    "usage: %s [--seconds S] [--gpu I] [--json PATH] [--payloads LIST] [--bursts LIST] "
-                   "[--job-packets LIST] [--in-flight K]\n",
+                   "[--job-packets LIST] [--in-flight K] [--header B]\n",
                    argv[0]);
       return 2;
     }
@@ -337,8 +342,8 @@ int main(int argc, char** argv) {
     modes.push_back({"graph copy" + n, Staging::copy, LaunchMode::graph, j});
     modes.push_back({"persistent dir" + n, Staging::direct, LaunchMode::persistent, j});
   }
-  std::printf("gpu %d: %s; FramePipeline fed from pinned host packets by one CPU thread, %.1f s per case\n", gpu,
-              prop.name, seconds);
+  std::printf("gpu %d: %s; FramePipeline fed from pinned host packets (samples %u bytes in) by one CPU thread, %.1f s per case\n", gpu,
+              prop.name, g_header, seconds);
   bool all_ok = true;
   for (const Mode& m : modes)
     for (uint32_t payload : payloads)
@@ -370,8 +375,8 @@ int main(int argc, char** argv) {
   if (!json.empty()) {
     std::FILE* f = std::fopen(json.c_str(), "w");
     if (!f) return 1;
-    std::fprintf(f, "{\"bench\": \"gpu_pipeline\", \"device\": \"%s\", \"seconds\": %.2f, \"results\": [", prop.name,
-                 seconds);
+    std::fprintf(f, "{\"bench\": \"gpu_pipeline\", \"device\": \"%s\", \"seconds\": %.2f, \"header\": %u, \"results\": [",
+                 prop.name, seconds, g_header);
     for (size_t i = 0; i < results.size(); ++i) {
       const Result& r = results[i];
       std::fprintf(f,

@@ -96,8 +96,12 @@ NDQ_UNROLL
 // the reads stay 16 bytes wide whatever the payload's offset (over PCIe a narrower load costs
 // a transaction of its own; a UDP payload is 42 bytes into its buffer). Each vector is loaded
 // by two threads: passing it with a warp shuffle instead made ptxas spill (the kernel has 64
-// registers). The last store reads vector nv, which holds bytes of the packet: in the same 16
-// aligned bytes, it cannot fault.
+// registers). From device memory (staging, the staged launch's placement) the second load is
+// an L2 hit; from host memory it is a second PCIe read (8 KB packets 42 bytes in, placed in
+// place: 23 GB/s against 46 aligned, bench/gpu/README.md), which is why host packets go
+// through the staged launch, whose gather keeps each packet's offset modulo 16. The last
+// store reads vector nv, which holds bytes of the packet: in the same 16 aligned bytes, it
+// cannot fault.
 NDQ_HD void copy_shifted(const std::byte* s, std::byte* d, uint32_t nv, unsigned tid, unsigned nt) {
   const unsigned m = static_cast<unsigned>(addr(s) & 15);
   const uint4* src = reinterpret_cast<const uint4*>(s - m);
