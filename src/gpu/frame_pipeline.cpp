@@ -1,8 +1,9 @@
 // FramePipeline: the CPU side of the GPU data plane. For each burst it reads the sequence
 // numbers (host memory), asks the FrameTracker where each packet goes, writes a placement
 // list and hands the job to an executor (one launch per job, a CUDA graph, or the persistent
-// kernel); with staging copy the job's launch gathers the samples into device memory first. Bursts are held until the GPU
-// has read them; frames come out once the last job that wrote them has completed.
+// kernel); with staging copy the job's launch gathers the samples into device memory first.
+// Bursts are held until the GPU has read them; frames come out once the last job that wrote
+// them has completed.
 #include <algorithm>
 #include <vector>
 
@@ -76,8 +77,7 @@ struct FramePipeline::Impl {
   size_t pending_head = 0, pending_count = 0;
   PipelineStats stats;
   bool building = false;           // a job of the current slot holds entries not yet submitted
-  JobSlot* cur = nullptr;          // the job being built (valid while building) ...
-  uint32_t cur_index = 0;          // ... in slots[cur_index]
+  JobSlot* cur = nullptr;          // the job being built (valid while building)
   uint64_t job_start_ns = 0;       // when it began (gathering small bursts)
   // The clock read by the last submit(), not yet used by next_frame(): an application that
   // asks for frames after each burst pays for one clock read per burst, not two.
@@ -235,12 +235,11 @@ void FramePipeline::Impl::submit_current() noexcept {
   building = false;
 }
 
-// Starts a job in the next free slot; its placement list and staging buffer are cached so
-// add_entry() does no division or virtual call per packet.
+// Starts a job in the next free slot, kept in `cur` so that add_entry() does no division or
+// virtual call per packet.
 void FramePipeline::Impl::begin_job() noexcept {
   wait_for_slot();
-  cur_index = static_cast<uint32_t>(exec->submitted() % slots.size());
-  cur = &slots[cur_index];
+  cur = &slots[exec->submitted() % slots.size()];
   cur->count = 0;
   cur->nsrc = 0;
   cur->nbursts = 0;

@@ -1,7 +1,9 @@
 // Staged delivery for packets the NIC cannot write into GPU memory (socket, afxdp, dpdk
 // without GPUDirect): a burst's packets, in pinned host buffers scattered over a pool, are
 // gathered into a packed device staging buffer. One staging buffer per job slot, so receive
-// goes on while the previous batch is still being moved.
+// goes on while the previous batch is still being moved. A standalone component (tests,
+// gpu_throughput): the FramePipeline stages inside its jobs' own launch instead
+// (launch_place's stage), one host call per job rather than this class's four.
 //
 // Two engines (bench/gpu/README.md has the figures):
 //   sm (default)  the place kernel (launch_place, raw -> raw) reads the packets over PCIe
