@@ -104,25 +104,13 @@ cudaError_t Stager::stage(uint32_t slot, const void* const* srcs, uint32_t count
   // Own streams: the gather does not wait for the caller's earlier work (the slot reuse
   // contract makes the slot free, the sources are ready at the call); the caller's stream
   // waits for the gather, so what it runs next (the placement job) sees the data.
-  const cudaStream_t s = streams_.empty() ? stream : streams_[slot % streams_.size()];
-  const cudaError_t err =
-      opts_.engine == StagerEngine::sm ? stage_sm(slot, srcs, count, s) : stage_copy(slot, srcs, count, s);
-  return err == cudaSuccess ? order_after(slot, s, stream) : err;
-}
-
-cudaError_t Stager::stage_entries(uint32_t slot, uint32_t count, cudaStream_t stream) noexcept {
-  if (count == 0) return cudaSuccess;
-  if (slot >= slots_ || count > max_packets_ || opts_.engine != StagerEngine::sm) return cudaErrorInvalidValue;
-  const cudaStream_t s = streams_.empty() ? stream : streams_[slot % streams_.size()];
-  const cudaError_t err = launch_gather(slot, count, s);
-  return err == cudaSuccess ? order_after(slot, s, stream) : err;
-}
-
-// Own streams: `stream` waits for the gather queued on `own`.
-cudaError_t Stager::order_after(uint32_t slot, cudaStream_t own, cudaStream_t stream) noexcept {
-  if (own == stream) return cudaSuccess;
-  const cudaError_t err = cudaEventRecord(staged_[slot], own);
-  return err == cudaSuccess ? cudaStreamWaitEvent(stream, staged_[slot], 0) : err;
+  const bool own = !streams_.empty();
+  const cudaStream_t s = own ? streams_[slot % streams_.size()] : stream;
+  cudaError_t err = opts_.engine == StagerEngine::sm ? stage_sm(slot, srcs, count, s) : stage_copy(slot, srcs, count, s);
+  if (err != cudaSuccess || !own) return err;
+  err = cudaEventRecord(staged_[slot], s);
+  if (err != cudaSuccess) return err;
+  return cudaStreamWaitEvent(stream, staged_[slot], 0);
 }
 
 cudaError_t Stager::stage_sm(uint32_t slot, const void* const* srcs, uint32_t count, cudaStream_t stream) noexcept {
@@ -132,12 +120,6 @@ cudaError_t Stager::stage_sm(uint32_t slot, const void* const* srcs, uint32_t co
     if (srcs[i] == nullptr) return cudaErrorInvalidValue;  // src 0 would mean "zero-fill"
     e[i] = PlacementEntry{reinterpret_cast<uint64_t>(srcs[i]), i, 0};
   }
-  return launch_gather(slot, count, stream);
-}
-
-cudaError_t Stager::launch_gather(uint32_t slot, uint32_t count, cudaStream_t stream) noexcept {
-  const uint64_t first = uint64_t{slot} * max_packets_;
-  PlacementEntry* const e = entries_ + first;
   if (entries_copy_) {  // entries device: one small H2D copy, in stream order before the kernel
     const cudaError_t err =
         cudaMemcpyAsync(entries_copy_ + first, e, sizeof(PlacementEntry) * count, cudaMemcpyHostToDevice, stream);

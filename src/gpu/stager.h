@@ -87,12 +87,6 @@ class Stager {
   // for sm, not for copy_engine (shared scratch).
   cudaError_t stage(uint32_t slot, const void* const* srcs, uint32_t count, cudaStream_t stream) noexcept;
 
-  // sm engine, for a caller that builds the gather list itself (no srcs array to convert):
-  // slot's entry array (max_packets of them; entry i = {source address, i, 0}), then
-  // stage_entries(slot, count, stream) = stage() of the first count entries, same contract.
-  PlacementEntry* gather_entries(uint32_t slot) const noexcept { return entries_ + uint64_t{slot} * max_packets_; }
-  cudaError_t stage_entries(uint32_t slot, uint32_t count, cudaStream_t stream) noexcept;
-
   std::byte* slot_base(uint32_t slot) const noexcept;
   uint32_t slots() const noexcept { return slots_; }
   uint32_t max_packets() const noexcept { return max_packets_; }
@@ -106,8 +100,6 @@ class Stager {
   void init(int gpu);
   void release() noexcept;
   cudaError_t stage_sm(uint32_t slot, const void* const* srcs, uint32_t count, cudaStream_t stream) noexcept;
-  cudaError_t launch_gather(uint32_t slot, uint32_t count, cudaStream_t stream) noexcept;  // entries written
-  cudaError_t order_after(uint32_t slot, cudaStream_t own, cudaStream_t stream) noexcept;
   cudaError_t stage_copy(uint32_t slot, const void* const* srcs, uint32_t count, cudaStream_t stream) noexcept;
 
   uint32_t slots_, max_packets_, in_bytes_;

@@ -31,30 +31,17 @@ struct Pinned {
 };
 
 // Stages `order` (buffer indices of the pool, stride bytes apart) into `slot`; checks the
-// packed copy. The sm engine a second time from a gather list written in place
-// (gather_entries + stage_entries, as the FramePipeline does), the slot cleared in between.
+// packed copy.
 void stage_and_check(Stager& st, uint32_t slot, const std::byte* pool, uint32_t stride,
                      const std::vector<uint32_t>& order, cudaStream_t stream) {
   std::vector<const void*> srcs;
   for (uint32_t b : order) srcs.push_back(pool + uint64_t{b} * stride);
-  const auto n = static_cast<uint32_t>(srcs.size());
-  for (const bool in_place : {false, true}) {
-    if (in_place) {
-      if (st.engine() != StagerEngine::sm) return;
-      CUDA_OK(cudaMemset(st.slot_base(slot), 0, uint64_t{n} * st.in_bytes()));
-      PlacementEntry* e = st.gather_entries(slot);
-      for (uint32_t i = 0; i < n; ++i) e[i] = PlacementEntry{reinterpret_cast<uint64_t>(srcs[i]), i, 0};
-      CUDA_OK(st.stage_entries(slot, n, stream));
-    } else {
-      CUDA_OK(st.stage(slot, srcs.data(), n, stream));
-    }
-    CUDA_OK(cudaStreamSynchronize(stream));
-    std::vector<std::byte> got(srcs.size() * st.in_bytes());
-    CUDA_OK(cudaMemcpy(got.data(), st.slot_base(slot), got.size(), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < srcs.size(); ++i)
-      ASSERT_EQ(0, std::memcmp(got.data() + i * st.in_bytes(), srcs[i], st.in_bytes()))
-          << "packet " << i << (in_place ? " (stage_entries)" : " (stage)");
-  }
+  CUDA_OK(st.stage(slot, srcs.data(), static_cast<uint32_t>(srcs.size()), stream));
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<std::byte> got(srcs.size() * st.in_bytes());
+  CUDA_OK(cudaMemcpy(got.data(), st.slot_base(slot), got.size(), cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < srcs.size(); ++i)
+    ASSERT_EQ(0, std::memcmp(got.data() + i * st.in_bytes(), srcs[i], st.in_bytes())) << "packet " << i;
 }
 
 class StagerEngines : public ::testing::TestWithParam<StagerOptions> {};
@@ -135,12 +122,6 @@ TEST_P(StagerEngines, NothingToDoAndBadArguments) {
   const void* one[1] = {nullptr};
   EXPECT_EQ(st.stage(2, one, 1, nullptr), cudaErrorInvalidValue);   // no such slot
   EXPECT_EQ(st.stage(0, one, 17, nullptr), cudaErrorInvalidValue);  // more than max_packets
-  EXPECT_EQ(st.stage_entries(0, 0, nullptr), cudaSuccess);
-  EXPECT_EQ(st.stage_entries(2, 1, nullptr), cudaErrorInvalidValue);
-  EXPECT_EQ(st.stage_entries(0, 17, nullptr), cudaErrorInvalidValue);
-  if (st.engine() == StagerEngine::copy_engine) {
-    EXPECT_EQ(st.stage_entries(0, 1, nullptr), cudaErrorInvalidValue);  // no gather list
-  }
   EXPECT_NE(st.slot_base(1), st.slot_base(0));
   EXPECT_EQ(st.slot_base(1) - st.slot_base(0), 16 * 64);
 }
