@@ -8,7 +8,7 @@
 # main lcore on --main-cpu, polling lcore on --rx-cpu):
 #   testpmd  dpdk-testpmd --in-memory -m 256 --iova-mode=va --no-pci --no-telemetry -l MAIN,RX
 #            --vdev PORT -- --forward-mode=rxonly --nb-cores=1 --burst=64 --total-num-mbufs=N
-#            --mbcache=256 --mbuf-size=2048 --rxd=1024 --stats-period 1; stdin held open, stopped
+#            --mbcache=C --mbuf-size=2048 --rxd=1024 --stats-period 1; stdin held open, stopped
 #            with SIGINT (testpmd 22.11 prints its forward statistics then).
 #   netdaq   `netdaq run CONFIG -q --no-verify -d SECONDS --json FILE`, one rx queue, batch_size
 #            64 (--batch), ring_depth 32 (2048 / batch), eal {cores: [MAIN, RX], main_core: MAIN}; the CLI's receiver
@@ -59,7 +59,8 @@
 #
 # usage: bench/dpdk_vs_testpmd.sh [--duration S] [--rounds N] [--cases null,afxdp] [--json FILE]
 #            [--netdaq PATH] [--main-cpu N] [--rx-cpu N] [--mbufs N] [--memory huge|plain]
-#            [--hugepages N] [--receivers netdaq,direct,testpmd] [--batch N] [--rt] [--perf] [--keep DIR]
+#            [--hugepages N] [--receivers netdaq,direct,testpmd] [--batch N] [--ring N] [--mbcache N] [--rt] [--perf]
+#            [--keep DIR]
 #   --duration S      seconds per round and receiver, whole seconds >= 3 (default 5)
 #   --rounds N        rounds per case and receiver (default 3; the table shows medians)
 #   --cases LIST      null, afxdp or both (default null,afxdp)
@@ -71,6 +72,10 @@
 #   --batch N         netdaq's rx batch_size (default 64 = testpmd's --burst, which stays 64): the
 #                     packets a worker hands over at once; ring_depth 2048 / N (>= 4) keeps the
 #                     packets in flight the same
+#   --mbcache N       mempool cache of both receivers (testpmd --mbcache, netdaq
+#                     dpdk.mempool_cache; default 256)
+#   --ring N          netdaq's rx ring_depth (bursts between the worker and the application;
+#                     default 2048 / batch, at least 4)
 #   --memory MODE     huge (default: EAL in-memory on hugepages, netdaq's region kind huge) or
 #                     plain (--no-huge, region kind host)
 #   --hugepages N     2 MiB hugepages the script reserves on top of those already reserved and
@@ -98,6 +103,8 @@ memory=huge
 hugepages=512
 receivers="netdaq,direct,testpmd"
 batch=64
+ring=""
+mbcache=256
 perf=0
 rt=0
 keep=""
@@ -116,6 +123,8 @@ while [ $# -gt 0 ]; do
     --hugepages) hugepages=$2; shift 2 ;;
     --receivers) receivers=$2; shift 2 ;;
     --batch) batch=$2; shift 2 ;;
+    --ring) ring=$2; shift 2 ;;
+    --mbcache) mbcache=$2; shift 2 ;;
     --perf) perf=1; shift ;;
     --rt) rt=1; shift ;;
     --keep) keep=$2; shift 2 ;;
@@ -129,6 +138,9 @@ need_testpmd
 need_root "hugepages, namespaces, XDP"
 need_duration
 [[ "$batch" =~ ^[0-9]+$ ]] && [ "$batch" -ge 1 ] && [ "$batch" -le 1024 ] || die "--batch: 1..1024 packets"
+[ -n "$ring" ] || ring=$(( 2048 / batch > 4 ? 2048 / batch : 4 ))
+[[ "$ring" =~ ^[0-9]+$ ]] && [ "$ring" -ge 2 ] || die "--ring: at least 2 bursts"
+[[ "$mbcache" =~ ^[0-9]+$ ]] && [ "$mbcache" -le 512 ] || die "--mbcache: 0..512 mbufs (DPDK's RTE_MEMPOOL_CACHE_MAX_SIZE)"
 need_other_cpus --main-cpu "$main_cpu" --rx-cpu "$rx_cpu"
 case "$memory" in huge|plain) ;; *) die "--memory: huge or plain" ;; esac
 [ "$perf" = 0 ] || command -v perf >/dev/null || die "--perf: perf not found"
@@ -199,9 +211,9 @@ interfaces:
     address: "$addr"
     rx:
       queues:
-        - {id: 0, $cpu_line, batch_size: $batch, ring_depth: $(( 2048 / batch > 4 ? 2048 / batch : 4 )), memory_regions: [rx_bufs]}
+        - {id: 0, $cpu_line, batch_size: $batch, ring_depth: $ring, memory_regions: [rx_bufs]}
 ${tx}
-    dpdk: {${extra}rx_desc: 1024, mempool_cache: 256}
+    dpdk: {${extra}rx_desc: 1024, mempool_cache: $mbcache}
 eal: {cores: [$main_cpu, $rx_cpu], main_core: $main_cpu, hugepages: $hp, memory_mb: 256, file_prefix: ${prefix}_nd$drivers_yaml}
 run: {duration_s: $duration, tx_payload_size: $(verify_payload 22)}
 log: {level: warn}
@@ -259,7 +271,7 @@ testpmd_rx() {
   # shellcheck disable=SC2046  # mem_eal: several words
   ${ns:+ip netns exec "$ns"} timeout -s INT -k 5 "$bound" "${rt_cmd[@]}" stdbuf -oL -eL dpdk-testpmd $(mem_eal) --file-prefix "${prefix}_tp" \
       --no-pci --no-telemetry --iova-mode=va -l "$main_cpu,$rx_cpu" --main-lcore "$main_cpu" --vdev "$2" -- \
-      --forward-mode=rxonly --nb-cores=1 --burst=64 --total-num-mbufs="$mbufs" --mbcache=256 --mbuf-size=2048 \
+      --forward-mode=rxonly --nb-cores=1 --burst=64 --total-num-mbufs="$mbufs" --mbcache="$mbcache" --mbuf-size=2048 \
       --rxd=1024 --txd=1024 --stats-period 1 <"$out.fifo" >"$out.rx" 2>&1 &
   testpmd_pid=$!
   track "$testpmd_pid"
@@ -365,8 +377,8 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 leftover=$(ls -d /var/run/dpdk/"$prefix"_nd 2>/dev/null || true)  # netdaq removes its runtime dir at exit
 
-settings=$(printf '{"duration_s": %s, "rounds": %s, "cases": "%s", "receivers": "%s", "main_cpu": %s, "rx_cpu": %s, "mbufs": %s, "burst": 64, "netdaq_batch": %s, "mempool_cache": 256, "rx_desc": 1024, "memory": "%s", "hugepages_reserved": %s, "sched_fifo": %s, "load_before": "%s", "load_after": "%s", "runtime_dirs_left": "%s", "verify_packets": %s, "verify_payload": %s, "verify_pps": %s}' \
-  "$duration" "$rounds" "$cases" "$receivers" "$main_cpu" "$rx_cpu" "$mbufs" "$batch" "$memory" "$hp_added" "$([ "$rt" = 1 ] && echo true || echo false)" "$load_before" "$load_after" "$leftover" \
+settings=$(printf '{"duration_s": %s, "rounds": %s, "cases": "%s", "receivers": "%s", "main_cpu": %s, "rx_cpu": %s, "mbufs": %s, "burst": 64, "netdaq_batch": %s, "netdaq_ring_depth": %s, "mempool_cache": %s, "rx_desc": 1024, "memory": "%s", "hugepages_reserved": %s, "sched_fifo": %s, "load_before": "%s", "load_after": "%s", "runtime_dirs_left": "%s", "verify_packets": %s, "verify_payload": %s, "verify_pps": %s}' \
+  "$duration" "$rounds" "$cases" "$receivers" "$main_cpu" "$rx_cpu" "$mbufs" "$batch" "$ring" "$mbcache" "$memory" "$hp_added" "$([ "$rt" = 1 ] && echo true || echo false)" "$load_before" "$load_after" "$leftover" \
   $((verify_pps * duration)) "$(verify_payload 22)" "$verify_pps")
 report "$tmp" "$json_out" "$netdaq" "$settings" <<'PY'
 tmp, out, netdaq, settings = sys.argv[1:5]
@@ -543,7 +555,7 @@ for r in results:
               f"duplicates {num(k.get('duplicates'))}; drops {reasons_text(k.get('drop_reasons'))}")
 ver = netdaq_version(netdaq)
 print(f"\n{ver} ({netdaq}); medians of {rounds} rounds of {duration:g} s per receiver; EAL main lcore on CPU "
-      f"{settings['main_cpu']}, polling lcore on CPU {settings['rx_cpu']}; burst 64 (netdaq batch_size {settings['netdaq_batch']}), {settings['mbufs']} mbufs, memory "
+      f"{settings['main_cpu']}, polling lcore on CPU {settings['rx_cpu']}; burst 64 (netdaq batch_size {settings['netdaq_batch']}, ring_depth {settings.get('netdaq_ring_depth', '-')}), {settings['mbufs']} mbufs, memory "
       f"{settings['memory']}{'; null receivers SCHED_FIFO' if settings['sched_fifo'] else ''}; {machine(settings)}")
 print("null: steady-state rate (testpmd: periodic Rx-pps; netdaq: queue packets / first-to-last burst); "
       "afxdp: received / sender duration; ns/pkt = 1e9 / rate")

@@ -55,12 +55,6 @@ class SpscRing {
     return n;
   }
 
-  // Producer only: push without publishing (the consumer sees it after publish()). Call only
-  // after has_room().
-  void stage(const T& v) noexcept { slots_[head_mine_++ & mask_] = v; }
-  // Producer only: makes every staged item visible to the consumer.
-  void publish() noexcept { head_.store(head_mine_, std::memory_order_release); }
-
   // Producer only: whether one push would succeed now (the consumer can only make more room).
   bool has_room() noexcept {
     const uint32_t head = head_mine_;

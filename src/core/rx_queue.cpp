@@ -85,27 +85,17 @@ void RxQueueImpl::deliver_count(const BurstDesc& d) noexcept {
 // Counted before the push: once in the ring the burst is the application's, which may
 // release it (zeroing its count) before the worker runs another line, and a reader that
 // has polled every packet must find them all counted.
-// Under load the worker publishes every kPublishEvery bursts: each publication moves the
-// ring's index and slot lines to the application's core, a cache miss or two per burst that
-// cost more than the burst's packets. The worker publishes at once whenever a receive comes
-// back empty (so below line rate a burst waits for nothing) and at the end.
-constexpr uint32_t kPublishEvery = 4;
-
+// Each burst is published at once: the application sees it (and releases it) sooner, so fewer
+// bursts are between the worker's receive and its free, and their mbufs and packet arrays
+// stay in the worker's L1. Publishing every 4th burst instead (fewer moves of the ring's index
+// line) made the worker 1.5x slower on the H200 hosts (bench/README.md, stop 27).
 void RxQueueImpl::hand_over(BurstDesc* d) noexcept {
   deliver_count(*d);
   LineDesc& l = line_of(d);
   l.holder.store(Holder::app, std::memory_order_relaxed);  // published by the ring's release store
   out_[out_head_++ & out_mask_] = &l;
-  ready_.stage(d);
-  ++staged_;
-  if (hold_back_ || staged_ >= kPublishEvery) publish();
+  ready_.push(d);
   reclaim();  // the oldest burst's line was prefetched when this step began
-}
-
-void RxQueueImpl::publish() noexcept {
-  if (!staged_) return;  // nothing new: the shared index line stays where it is
-  ready_.publish();
-  staged_ = 0;
 }
 
 RxBurst RxQueueImpl::poll() noexcept {
@@ -266,10 +256,7 @@ bool RxQueueImpl::worker_step() noexcept {
     }
     cur_ = nullptr;
   }
-  if (n == 0) {  // idle: what was handed over is seen now, the buffers go back now
-    publish();
-    reclaim();
-  }
+  if (n == 0) reclaim();  // idle: the buffers go back now
   return n != 0;
 }
 
@@ -311,10 +298,7 @@ bool RxQueueImpl::finished() const noexcept {
 void RxQueueImpl::worker_finish() noexcept {
   BurstDesc* cur = cur_;
   cur_ = nullptr;
-  if (!cur) {
-    publish();
-    return;
-  }
+  if (!cur) return;
   if (cur->count && cur != &spare_ && ready_.has_room()) {  // a partial burst: hand it over if there is room
     hand_over(cur);
   } else {
@@ -323,7 +307,6 @@ void RxQueueImpl::worker_finish() noexcept {
     cur->bytes = 0;
     if (cur != &spare_) worker_put(cur);
   }
-  publish();
 }
 
 // Worker mode: packets of the bursts returned whose buffers the worker has not freed yet.

@@ -44,7 +44,6 @@ class RxQueueImpl final : public BurstOwner {
   void reclaim() noexcept;                   // worker: frees the oldest bursts, while returned
   void reclaim_any() noexcept;               // worker: frees every returned burst (out of order)
   void hand_over(BurstDesc* d) noexcept;  // worker: count, then push to ready_ (has room)
-  void publish() noexcept;                // worker: the bursts handed over become visible
   bool worker_step_held() noexcept;      // worker_step for a finite source (hold_back_)
   BurstDesc* take_free() noexcept;
   void put_free(BurstDesc* d) noexcept;
@@ -85,7 +84,6 @@ class RxQueueImpl final : public BurstOwner {
   uint64_t first_ns_ = 0;                         // when its first packet arrived
   std::unique_ptr<BurstDesc*[]> idle_;            // free bursts (worker_take / worker_put)
   uint32_t nidle_ = 0;
-  uint32_t staged_ = 0;  // bursts handed over, not yet published
   // Handed-over bursts, oldest first: a FIFO of ring_depth slots (each burst is in it at most once).
   std::unique_ptr<LineDesc*[]> out_;
   uint32_t out_head_ = 0, out_tail_ = 0;  // free-running; out_[i & out_mask_]
