@@ -104,7 +104,7 @@ class AfxdpRx final : public RxPort {
       xsk_ring_prod__reserve(fill, got, &idx);
       for (uint32_t i = 0; i < got; ++i) *xsk_ring_prod__fill_addr(fill, idx + i) = uint64_t{bufs[i]} * chunk_;
       xsk_ring_prod__submit(fill, got);
-      q_.counters->pool_in_use.fetch_add(got, std::memory_order_relaxed);
+      q_.counters->took(got);
       room -= got;
     }
   }

@@ -16,6 +16,7 @@ class DpdkRx final : public RxPort {
       : q_(q), ctx_(ctx), flows_(flows), pool_(pool), id_(q.queue->id), split_(q.segments == 2 && !ctx.loopback),
         raw_(q.iface->options.get<DpdkOptions>().raw_frames),
         fast_free_(!split_ && !ctx.loopback && pool.in_region()),
+        worker_(q.queue->mode == PollMode::worker),
         mbufs_(q.queue->batch_size),
         dropped_(q.queue->batch_size),
         base_(pool.pool().address(0)) {
@@ -25,6 +26,8 @@ class DpdkRx final : public RxPort {
 
   uint32_t receive(Packet* pkts, uint32_t max, uint64_t& bytes) noexcept override {
     ensure_lcore();
+    if (worker_ && !worker_thread_.load(std::memory_order_relaxed))
+      worker_thread_.store(this_thread_tag(), std::memory_order_relaxed);
     max = std::min<uint32_t>(max, static_cast<uint32_t>(mbufs_.size()));
     rte_mbuf** m = mbufs_.data();
     const uint32_t n = ctx_.loopback ? rte_ring_dequeue_burst(ctx_.loopback, reinterpret_cast<void**>(m), max, nullptr)
@@ -91,7 +94,7 @@ class DpdkRx final : public RxPort {
       }
       if (flow_miss) q_.counters->drop(DropReason::flow_miss, flow_miss);
     }
-    if (out) q_.counters->pool_in_use.fetch_add(out, std::memory_order_relaxed);
+    if (out) q_.counters->took(out);
     return out;
   }
 
@@ -120,7 +123,7 @@ class DpdkRx final : public RxPort {
       f.handle = mb;
     }
     bytes += nbytes;
-    q_.counters->pool_in_use.fetch_add(n, std::memory_order_relaxed);
+    q_.counters->took(n);
     return n;
   }
 
@@ -154,7 +157,12 @@ class DpdkRx final : public RxPort {
       }
       if (k) rte_pktmbuf_free_bulk(m, k);
     }
-    q_.counters->pool_in_use.fetch_sub(n, std::memory_order_relaxed);
+    // The worker counts on its own line; any other thread (the application, after the worker
+    // stopped) with a locked instruction.
+    if (worker_ && worker_thread_.load(std::memory_order_relaxed) == this_thread_tag())
+      q_.counters->put_back_local(n);
+    else
+      q_.counters->pool_in_use.fetch_sub(n, std::memory_order_release);
   }
 
   void refresh_counters() noexcept override { ctx_.port_stats.refresh(); }
@@ -185,6 +193,8 @@ class DpdkRx final : public RxPort {
   bool split_;
   bool raw_;
   bool fast_free_;  // release: mbufs (pinned external buffers in the region) straight back to the pool
+  const bool worker_;  // worker mode: one thread receives, and frees what it handed over
+  std::atomic<const void*> worker_thread_{nullptr};  // worker mode: which thread that is
   std::vector<rte_mbuf*> mbufs_;
   std::vector<rte_mbuf*> dropped_;
   const std::byte* base_;
