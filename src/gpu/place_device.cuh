@@ -320,12 +320,16 @@ NDQ_HD void place_with(const PlaceJob& job, const PlacementEntry& e, const Path&
   else path(samples_of(e, stage, job.in_bytes), dst, tid, nt);
 }
 
-// A staged launch's first pass: entry e's packet from host memory into its staging place,
-// 16-byte vectors (the place keeps src's offset modulo 16).
+// A staged launch's first pass: entry e's packet from host memory into its staging place, as
+// whole aligned 16-byte vectors: the place keeps src's offset modulo 16 and has room for the
+// vectors that hold the packet's first and last bytes, so no byte is read alone over PCIe.
+// Those two vectors' other bytes are read too; being in the same 16 aligned bytes as bytes
+// of the packet, they cannot fault.
 NDQ_HD void gather_entry(const PlacementEntry& e, std::byte* stage, uint32_t in_bytes, unsigned tid, unsigned nt) {
   if (e.src == 0 || e.stage == 0) return;
-  const auto* src = reinterpret_cast<const std::byte*>(e.src);
-  copy_samples<1>(src, stage + staged_at(e.stage - 1, e.src, in_bytes), in_bytes, tid, nt);
+  const uint64_t first = e.src & ~uint64_t{15}, end = (e.src + in_bytes + 15) & ~uint64_t{15};
+  std::byte* to = stage + staged_at(e.stage - 1, e.src, in_bytes) - (e.src & 15);
+  copy_vectors<16, 1>(reinterpret_cast<const std::byte*>(first), to, static_cast<uint32_t>((end - first) / 16), tid, nt);
 }
 
 // Threads per packet: enough that each has about kUnroll loads (path.threads()), more when

@@ -40,8 +40,9 @@ struct PlaceJob {
 };
 
 // Staging place k of a staged launch for a packet at src: places are in_bytes rounded up to 16,
-// plus 16, apart, and each copy lands at src's offset modulo 16, so the gather's reads from
-// host memory are 16-byte vectors whatever the payload's offset in its buffer.
+// plus 16, apart (room for the whole 16-byte vectors that hold the packet), and each copy
+// lands at src's offset modulo 16, so the gather's reads from host memory are aligned 16-byte
+// vectors whatever the payload's offset in its buffer.
 NDQ_HOST_DEVICE constexpr uint64_t staging_stride(uint32_t in_bytes) noexcept { return (uint64_t{in_bytes} + 15) / 16 * 16 + 16; }
 NDQ_HOST_DEVICE constexpr uint64_t staged_at(uint32_t k, uint64_t src, uint32_t in_bytes) noexcept {
   return uint64_t{k} * staging_stride(in_bytes) + (src & 15);
