@@ -16,6 +16,17 @@ using namespace netdaq;
 using namespace ndqtest;
 using namespace std::chrono_literals;
 
+namespace {
+// A net_null port (`device`: its vdev name and options) whose whole frames are handed over.
+DpdkIface raw_null(const std::string& device, uint32_t num_bufs = 4096) {
+  DpdkIface d;
+  d.device = device;
+  d.dpdk.raw_frames = true;
+  d.num_bufs = num_bufs;
+  return d;
+}
+}  // namespace
+
 TEST(DpdkVdev, NetRingLoopbackEveryByteAndSequence) {
   NDQ_REQUIRE_DPDK();
   DpdkIface d;
@@ -104,11 +115,7 @@ TEST(DpdkVdev, SoftwareLoopbackHandsTxBurstsToRx) {
 
 TEST(DpdkVdev, HeldBurstsKeepTheirMbufsUntilReleased) {
   NDQ_REQUIRE_DPDK();
-  DpdkIface d;
-  d.device = "net_null2,size=64";
-  d.dpdk.raw_frames = true;
-  d.num_bufs = 8192;
-  Session s(d.build());
+  Session s(raw_null("net_null2,size=64", 8192).build());
   auto& rx = s.rx_queue("d0", 0);
   std::vector<RxBurst> held;
   for (auto t0 = std::chrono::steady_clock::now(); held.size() < 10 && std::chrono::steady_clock::now() - t0 < 5s;)
@@ -131,10 +138,7 @@ TEST(DpdkVdev, HeldBurstsKeepTheirMbufsUntilReleased) {
 // release on the application's thread. pool_in_use stays exact across both.
 TEST(DpdkVdev, WorkerModePoolInUseExactAcrossWorkerAndApplicationFrees) {
   NDQ_REQUIRE_DPDK();
-  DpdkIface d;
-  d.device = "net_null5,size=64";
-  d.dpdk.raw_frames = true;
-  d.num_bufs = 8192;
+  DpdkIface d = raw_null("net_null5,size=64", 8192);
   d.mode = netdaq::PollMode::worker;
   Session s(d.build());
   auto& rx = s.rx_queue("d0", 0);
@@ -183,10 +187,7 @@ TEST(DpdkVdev, FramesThatAreNotUdpAreCountedNeverDelivered) {
 
 TEST(DpdkVdev, NetNullRawFramesDeliveredInPlace) {
   NDQ_REQUIRE_DPDK();
-  DpdkIface d;
-  d.device = "net_null3,size=64";
-  d.dpdk.raw_frames = true;
-  Session s(d.build());
+  Session s(raw_null("net_null3,size=64").build());
   auto& rx = s.rx_queue("d0", 0);
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t delivered = 0, bytes = 0;
