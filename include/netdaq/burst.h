@@ -16,8 +16,9 @@ class Packet;
 namespace detail {
 struct BurstDesc;
 class BurstOwner;
-// Engine-side view of a packet's fields (src/core and engines only).
-struct PacketFields {
+// Engine-side view of a packet's fields (src/core and engines only). One cache line: an
+// engine filling a burst writes one line per packet, and a packet never straddles two.
+struct alignas(64) PacketFields {
   std::byte* data[kMaxSegments] = {};
   uint32_t len[kMaxSegments] = {};
   uint32_t cap[kMaxSegments] = {};
@@ -29,8 +30,8 @@ struct PacketFields {
   uint32_t immediate = 0;           // RX: the message's immediate data (rdma write_imm)
   uint8_t has_immediate = 0;
   uint64_t timestamp_ns = 0;
-  void* handle = nullptr;           // the engine's own reference to the packet (dpdk: its mbuf)
 };
+static_assert(sizeof(PacketFields) == 64, "a packet's fields are one cache line");
 PacketFields& fields(Packet& p) noexcept;
 }  // namespace detail
 

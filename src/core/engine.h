@@ -46,7 +46,8 @@ class RxPort {
   // Called once on every packet slot the queue will pass to receive(), before the first
   // receive: an engine may set the fields that never change there instead of per packet.
   virtual void prepare(Packet* pkts, size_t n) noexcept { (void)pkts, (void)n; }
-  // Returns received packets' buffers. Default: back to the queue's pools.
+  // Returns received packets' buffers: pkts are slots receive() filled, in the order it filled
+  // them (an engine may keep state per slot). Default: back to the queue's pools.
   virtual void release(Packet* pkts, uint32_t n) noexcept { return_buffers(resources(), pkts, n); }
   // A finite source (EngineCapabilities::finite_source) has ended: receive() returns no packet
   // again. Asked by the receiving thread after a receive(); may also be read from others.

@@ -237,7 +237,8 @@ bool RxQueueImpl::worker_step() noexcept {
   if (full || (cur->count && monotonic_ns() - first_ns_ >= uint64_t{res_.queue->timeout_us} * 1000)) {
     BurstDesc* d = nullptr;
     if (cur == &spare_ && (d = worker_take())) {  // a burst was released meanwhile
-      std::copy(spare_.pkts, spare_.pkts + spare_.count, d->pkts);
+      // The two swap packet slots (an engine may keep state per slot: RxPort::prepare).
+      std::swap(spare_.pkts, d->pkts);
       d->count = spare_.count;
       d->first = 0;
       d->bytes = spare_.bytes;

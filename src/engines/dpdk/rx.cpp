@@ -17,7 +17,7 @@ class DpdkRx final : public RxPort {
         raw_(q.iface->options.get<DpdkOptions>().raw_frames),
         fast_free_(!split_ && !ctx.loopback && pool.in_region()),
         worker_(q.queue->mode == PollMode::worker),
-        mbufs_(q.queue->batch_size),
+        batch_(q.queue->batch_size),
         dropped_(q.queue->batch_size),
         base_(pool.pool().address(0)) {
     const size_t stride = pool.pool().stride();
@@ -28,12 +28,12 @@ class DpdkRx final : public RxPort {
     ensure_lcore();
     if (worker_ && !worker_thread_.load(std::memory_order_relaxed))
       worker_thread_.store(this_thread_tag(), std::memory_order_relaxed);
-    max = std::min<uint32_t>(max, static_cast<uint32_t>(mbufs_.size()));
-    rte_mbuf** m = mbufs_.data();
+    max = std::min<uint32_t>(max, batch_);
+    rte_mbuf** m = mbufs_of(pkts);
     const uint32_t n = ctx_.loopback ? rte_ring_dequeue_burst(ctx_.loopback, reinterpret_cast<void**>(m), max, nullptr)
                                      : rte_eth_rx_burst(ctx_.device.port(), id_, m, static_cast<uint16_t>(max));
     if (n == 0) return 0;
-    if (raw_) return hand_over_frames(pkts, n, bytes);
+    if (raw_) return hand_over_frames(pkts, m, n, bytes);
     const FlowTable* table = flows_.current();
     uint32_t out = 0, ndrop = 0, not_udp = 0, flow_miss = 0;
     uint64_t nbytes = 0;
@@ -64,13 +64,13 @@ class DpdkRx final : public RxPort {
         slot->add(slot->bytes, u.size);
         flow = table->matcher.rules()[static_cast<size_t>(k)].id;
       }
+      m[out] = mb;  // slot out's mbuf (out <= i: the burst is compacted in place)
       auto& f = fields(pkts[out++]);
       f.nseg = split_ ? 2 : 1;
       f.data[0] = frame + u.offset;
       f.l2_len = static_cast<uint16_t>(u.offset);
       f.whole_frame = 0;
       f.buf[0] = index_of(mb);
-      f.handle = mb;
       f.flow = flow;
       f.timestamp_ns = 0;
       if (split_) {
@@ -98,8 +98,12 @@ class DpdkRx final : public RxPort {
     return out;
   }
 
+  // Every slot's mbuf lives in a parallel array (slot_mbufs_), written by the receive itself:
+  // release gives them back to the mempool as they are, without a pass over the packets.
   // raw_frames: the fields that are the same for every frame, once per packet slot.
   void prepare(Packet* pkts, size_t n) noexcept override {
+    slots_ = pkts;
+    slot_mbufs_.assign(n, nullptr);
     if (!raw_) return;
     for (size_t i = 0; i < n; ++i) {
       auto& f = fields(pkts[i]);
@@ -111,16 +115,15 @@ class DpdkRx final : public RxPort {
 
   // raw_frames: every frame as it is (segment 0 = the frame from its Ethernet header); the
   // rest of the fields were set by prepare().
-  uint32_t hand_over_frames(Packet* pkts, uint32_t n, uint64_t& bytes) noexcept {
+  uint32_t hand_over_frames(Packet* pkts, rte_mbuf* const* m, uint32_t n, uint64_t& bytes) noexcept {
     uint64_t nbytes = 0;
     for (uint32_t i = 0; i < n; ++i) {
-      rte_mbuf* mb = mbufs_[i];
+      const rte_mbuf* mb = m[i];
       auto& f = fields(pkts[i]);
       f.data[0] = rte_pktmbuf_mtod(mb, std::byte*);
       f.len[0] = f.cap[0] = mb->data_len;
       nbytes += mb->data_len;
       f.buf[0] = index_of(mb);
-      f.handle = mb;
     }
     bytes += nbytes;
     q_.counters->took(n);
@@ -131,32 +134,24 @@ class DpdkRx final : public RxPort {
     // Called on the thread that received the mbufs (in worker mode the worker frees what the
     // application returned), so they go back into that lcore's mempool cache.
     ensure_lcore();
-    rte_mbuf* m[256];
-    uint32_t k = 0;
-    if (fast_free_) {
+    rte_mbuf** m = mbufs_of(pkts);
+    rte_mempool* mp = pool_.mempool();
+    bool plain = fast_free_;
+    if (plain) {
       // One segment from this queue's pool, refcnt 1 (the application cannot take
       // references): straight back into the mempool, as rte_pktmbuf_free would after its
       // per-mbuf checks (which read the pinned external buffer's shared info, a cache line
       // of its own per mbuf). Anything else takes the general path.
-      rte_mempool* mp = pool_.mempool();
       for (uint32_t i = 0; i < n; ++i) {
-        auto* mb = static_cast<rte_mbuf*>(fields(pkts[i]).handle);
-        if (__builtin_expect(mb->nb_segs != 1 || mb->pool != mp, 0)) {
-          rte_pktmbuf_free(mb);
-          continue;
-        }
-        mb->ol_flags = RTE_MBUF_F_EXTERNAL;  // what rte_pktmbuf_free leaves on a pinned external buffer
-        m[k++] = mb;
-        if (k == 256) rte_mempool_put_bulk(mp, reinterpret_cast<void**>(m), k), k = 0;
+        const bool one = m[i]->nb_segs == 1 && m[i]->pool == mp;
+        if (__builtin_expect(one, 1)) m[i]->ol_flags = RTE_MBUF_F_EXTERNAL;  // as rte_pktmbuf_free leaves a pinned external buffer
+        plain &= one;
       }
-      if (k) rte_mempool_put_bulk(mp, reinterpret_cast<void**>(m), k);
-    } else {
-      for (uint32_t i = 0; i < n; ++i) {
-        m[k++] = static_cast<rte_mbuf*>(fields(pkts[i]).handle);
-        if (k == 256) rte_pktmbuf_free_bulk(m, k), k = 0;
-      }
-      if (k) rte_pktmbuf_free_bulk(m, k);
     }
+    if (__builtin_expect(plain, 1))
+      rte_mempool_put_bulk(mp, reinterpret_cast<void**>(m), n);
+    else
+      rte_pktmbuf_free_bulk(m, n);
     // The worker counts on its own line; any other thread (the application, after the worker
     // stopped) with a locked instruction.
     if (worker_ && worker_thread_.load(std::memory_order_relaxed) == this_thread_tag())
@@ -179,6 +174,8 @@ class DpdkRx final : public RxPort {
   const QueueResources& resources() const noexcept override { return q_; }
 
  private:
+  rte_mbuf** mbufs_of(const Packet* pkts) noexcept { return slot_mbufs_.data() + (pkts - slots_); }
+
   // The pool buffer an mbuf's data lives in (a shift for power-of-two strides, not a division).
   uint32_t index_of(const rte_mbuf* mb) const noexcept {
     const auto off = static_cast<size_t>(static_cast<const std::byte*>(mb->buf_addr) - base_);
@@ -195,7 +192,9 @@ class DpdkRx final : public RxPort {
   bool fast_free_;  // release: mbufs (pinned external buffers in the region) straight back to the pool
   const bool worker_;  // worker mode: one thread receives, and frees what it handed over
   std::atomic<const void*> worker_thread_{nullptr};  // worker mode: which thread that is
-  std::vector<rte_mbuf*> mbufs_;
+  uint32_t batch_;
+  const Packet* slots_ = nullptr;         // the queue's packet slots (prepare)
+  std::vector<rte_mbuf*> slot_mbufs_;     // the mbuf of each slot
   std::vector<rte_mbuf*> dropped_;
   const std::byte* base_;
   int shift_ = -1;
