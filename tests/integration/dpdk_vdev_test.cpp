@@ -25,6 +25,19 @@ DpdkIface raw_null(const std::string& device, uint32_t num_bufs = 4096) {
   d.num_bufs = num_bufs;
   return d;
 }
+
+// Sends payloads first .. first + count - 1 of `size` bytes through tx, `turn` at a time, and
+// collects each turn from rx before the next (net_ring holds only rx_desc mbufs); appends
+// what arrived to `got`.
+void send_in_turns(TxQueue& tx, RxQueue& rx, size_t first, size_t count, size_t turn, size_t size,
+                   std::vector<Bytes>& got) {
+  for (size_t k = first; k < first + count; k += turn) {
+    const size_t n = std::min(turn, first + count - k);
+    ASSERT_EQ(send_sequence(tx, k, n, size), n);
+    const auto part = collect(rx, n, 5s, 0ms);
+    got.insert(got.end(), part.begin(), part.end());
+  }
+}
 }  // namespace
 
 TEST(DpdkVdev, NetRingLoopbackEveryByteAndSequence) {
@@ -38,13 +51,7 @@ TEST(DpdkVdev, NetRingLoopbackEveryByteAndSequence) {
   EXPECT_EQ(tx.buffer_size(), 2048u);
   constexpr size_t kCount = 20000, kSize = 1000;
   std::vector<Bytes> got;
-  // The ring holds rx_desc mbufs: send and receive in turns.
-  for (size_t first = 0; first < kCount; first += 256) {
-    const size_t n = std::min<size_t>(256, kCount - first);
-    ASSERT_EQ(send_sequence(tx, first, n, kSize), n);
-    auto part = collect(rx, n, 5s, 0ms);
-    got.insert(got.end(), part.begin(), part.end());
-  }
+  ASSERT_NO_FATAL_FAILURE(send_in_turns(tx, rx, 0, kCount, 256, kSize, got));
   EXPECT_TRUE(exactly_sequence(got, 0, kCount, kSize));
   const auto st = rx.stats();
   EXPECT_TRUE(all_accounted(kCount, got.size(), {st}));
@@ -214,11 +221,7 @@ TEST(DpdkVdev, WorkerModePacketsReceivedWhileEveryBurstWasHeldArriveIntact) {
   // An mbuf freed twice would be handed out twice (two packets of a burst sharing a buffer)
   // and one not freed would be missing: full bursts through every buffer of the pool, twice.
   std::vector<Bytes> after;
-  for (size_t first = 1000; first < 1000 + 2 * d.num_bufs; first += 128) {
-    ASSERT_EQ(send_sequence(tx, first, 128, 100), 128u);
-    const auto part = collect(rx, 128, 5s, 0ms);
-    after.insert(after.end(), part.begin(), part.end());
-  }
+  ASSERT_NO_FATAL_FAILURE(send_in_turns(tx, rx, 1000, 2 * d.num_bufs, 128, 100, after));
   EXPECT_TRUE(exactly_sequence(after, 1000, 2 * d.num_bufs, 100));
   EXPECT_TRUE(sender_accounted(138 + 2 * d.num_bufs, tx.stats()));
   // The last bursts' mbufs go back when the worker, idle, takes them back from the application.
