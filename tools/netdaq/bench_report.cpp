@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "bench_check.h"
 #include "report.h"
 
 namespace netdaq::cli {
@@ -87,7 +88,20 @@ void print_result_line(std::FILE* out, const BenchOptions& o, const BenchTotals&
   std::fflush(out);
 }
 
-nlohmann::ordered_json bench_json(const BenchOptions& o, const BenchTotals& t, const TrafficResult& r) {
+nlohmann::ordered_json accounting_json(const BenchOptions& o, const BenchAccounting& a) {
+  if (!o.has_tx() || !o.has_rx())
+    return {{"checked", false}, {"why", "one end only: the other end's counts are in another process"}};
+  return {{"checked", true},
+          {"holds", a.holds()},
+          {"lost", a.lost},
+          {"counted_drops", a.counted},
+          {"kernel_drops_counted", a.kernel_drops_counted},
+          {"batch_kernel_drops", a.batch_kernel},
+          {"kernel_batch", a.batch}};
+}
+
+nlohmann::ordered_json bench_json(const BenchOptions& o, const BenchTotals& t, const TrafficResult& r,
+                                  const BenchAccounting& a) {
   nlohmann::ordered_json j = {{"netdaq", version()},
                               {"command", "bench"},
                               {"protocol", o.protocol},
@@ -119,6 +133,7 @@ nlohmann::ordered_json bench_json(const BenchOptions& o, const BenchTotals& t, c
              {"pps", tx_sec > 0 ? double(t.tx_packets) / tx_sec : 0.0},
              {"gbps", tx_sec > 0 ? double(t.tx_bytes) * 8 / tx_sec / 1e9 : 0.0}};
   if (t.latency.n) j["latency_us"] = latency_json(t.latency);
+  j["accounting"] = accounting_json(o, a);
   write_result_json(j["detail"], r);
   return j;
 }
@@ -138,11 +153,17 @@ void print_bench_headline(std::FILE* out, const BenchOptions& o, const TrafficOp
                o.rx_only ? ", rx only" : (o.tx_only ? ", tx only" : ""), span);
 }
 
-void report_bench(std::FILE* out, const BenchOptions& o, const TrafficResult& r) {
+bool report_bench(std::FILE* out, const BenchOptions& o, const TrafficResult& r) {
   const BenchTotals t = bench_totals(o, r);
+  const BenchAccounting a = bench_accounting(t.lost, r.stats, o.size);
   if (!o.quiet) print_summary(out, r);
   print_result_line(out, o, t, r);
-  if (o.json) write_file("-", bench_json(o, t, r).dump(2) + "\n");
+  if (o.json) write_file("-", bench_json(o, t, r, a).dump(2) + "\n");
+  if (!o.has_tx() || !o.has_rx() || a.holds()) return true;
+  // Always on stderr, also with --quiet: the run's figures are above (or in the JSON).
+  std::fprintf(stderr, "netdaq bench: FAILED: unexplained loss: %s; every packet sent and not received must be "
+               "counted under a drop reason (docs/concepts.md)\n", a.describe().c_str());
+  return false;
 }
 
 }  // namespace netdaq::cli

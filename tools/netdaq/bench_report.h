@@ -10,6 +10,7 @@
 namespace netdaq::cli {
 
 void print_bench_headline(std::FILE* out, const BenchOptions& o, const TrafficOptions& t);
-void report_bench(std::FILE* out, const BenchOptions& o, const TrafficResult& r);
+// Prints and returns whether the accounting holds (bench_check.h; true when one end only).
+bool report_bench(std::FILE* out, const BenchOptions& o, const TrafficResult& r);
 
 }  // namespace netdaq::cli

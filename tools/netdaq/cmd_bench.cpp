@@ -36,8 +36,7 @@ int bench(BenchOptions o) {
   const std::optional<TrafficResult> r = run_traffic_or_print_error(*session, t, live, "netdaq bench");
   if (!r) return kExitError;
   session->stop();
-  report_bench(out, o, *r);
-  return kExitOk;
+  return report_bench(out, o, *r) ? kExitOk : kExitUnaccounted;
 }
 
 }  // namespace
@@ -89,7 +88,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                 "Senders and receivers never sleep when idle (one core each; for latency, as ib_send_lat polls)");
   cmd->footer(
       "Throughput is the receiver's: unique packets x size over first-to-last packet (goodput, payload bytes).\n"
-      "Exit status: 0 ok, 1 setup error.");
+      "Exit status: 0 ok, 1 setup error, 3 unexplained loss (both ends here: lost != counted drops).");
   cmd->callback([o, exit_code] { *exit_code = bench(*o); });
 }
 
