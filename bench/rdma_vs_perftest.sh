@@ -14,9 +14,23 @@
 # receiver read it (on the emulated CPU that work alone took 10-20% at 4 KiB and up); headers,
 # sequence numbers and loss are still checked (every byte is, in the tests). Target: >= 0.9x.
 #
+# Every case runs --rounds times (default 3, at least 3), the two tools alternating, and compares
+# the medians. Latency is the same quantity on both sides: ib_send_lat reports half the round
+# trip of a ping-pong (t_typical = RTT / 2) and netdaq bench the one-way time from the payload's
+# send timestamp to its receipt (both devices in one guest: one clock), i.e. how long a
+# message takes from the sender's post to the busy-polling receiver; the RTT / 2 adds half the
+# peer's turnaround (a poll and a post), which the JSON notes.
+#
+# What fails (exit status 1, after the table and the JSON): a figure missing (perftest printed
+# no result line, netdaq bench wrote no JSON or its JSON lacks packets, sent, loss or the
+# figure), netdaq bench exiting non-zero (3: loss its drops do not explain), a netdaq round that
+# lost packets or received none. A missing figure is never read as 0.
+#
 # usage: bench/rdma_vs_perftest.sh [--json FILE] [--netdaq PATH] [--cache DIR] [--only send,write,lat]
-# The JSON (one object per case: tool figures and the ratio) goes to FILE (default
-# bench/results/rdma_vs_perftest.json). About 2 minutes with the guest's boot.
+#            [--rounds N]
+#        bench/rdma_vs_perftest.sh --aggregate DIR   (the report of rounds already in DIR: rounds.tsv)
+# The JSON (one object per case: each round, the medians and the ratio) goes to FILE (default
+# bench/results/rdma_vs_perftest.json). About 5 minutes with the guest's boot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh  # usage, bad_option, die, find_netdaq
@@ -25,18 +39,111 @@ json_out=bench/results/rdma_vs_perftest.json
 netdaq=""
 cache=build/guest
 only="send,write,lat"
+rounds=3
 in_guest=0
+aggregate=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --json) json_out=$2; shift 2 ;;
     --netdaq) netdaq=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     --in-guest) in_guest=1; shift ;;
+    --aggregate) aggregate=$2; shift 2 ;;
     -h|--help) usage ;;
     *) bad_option "$1" ;;
   esac
 done
+
+if ! [[ "$rounds" =~ ^[0-9]+$ ]] || [ "$rounds" -lt 3 ]; then die "--rounds: at least 3"; fi
+
+# report_rounds DIR: the report of the rounds in DIR/rounds.tsv (one line per tool and round:
+# case, unit, higher_is_better, round, tool, figure or a netdaq JSON file, exit status); prints
+# the table and the RESULT_JSON line; exit status 1 when a check failed
+report_rounds() {
+  python3 - "$1" <<'PY'
+import json, os, statistics, sys
+d = sys.argv[1]
+failures = []
+cases = {}  # case -> {"unit", "higher", "rounds": {n: {tool: figure}}}
+for line in open(os.path.join(d, "rounds.tsv")):
+    case, unit, higher, rnd, tool, value, rc = (line.rstrip("\n").split("\t") + [""] * 7)[:7]
+    c = cases.setdefault(case, {"unit": unit, "higher": higher == "1", "rounds": {}})
+    at = f"{case}, round {rnd}, {tool}"
+    fig = None
+    if tool == "perftest":
+        try:
+            fig = float(value)
+        except ValueError:
+            failures.append(f"{at}: figure missing: perftest printed no result line ({value or 'nothing'})")
+    else:
+        if rc != "0":
+            failures.append(f"{at}: netdaq bench exited with {rc or '?'}")
+        try:
+            j = json.load(open(os.path.join(d, value)))
+        except (OSError, ValueError):
+            j = None
+        if not isinstance(j, dict):
+            failures.append(f"{at}: figure missing: netdaq bench wrote no JSON ({value})")
+        else:
+            key = "latency_us.p50" if unit == "us" else "gbps"
+            v = j
+            for k in key.split("."):
+                v = v.get(k) if isinstance(v, dict) else None
+            for k in ("packets", "sent", "loss"):
+                if not isinstance(j.get(k), (int, float)):
+                    failures.append(f"{at}: figure missing: {k} (a result without it is no result)")
+            if not isinstance(v, (int, float)):
+                failures.append(f"{at}: figure missing: {key}")
+            else:
+                fig = float(v)
+            if isinstance(j.get("loss"), (int, float)) and j["loss"] != 0:
+                failures.append(f"{at}: lost {j['loss']} of {j.get('sent')}")
+            if j.get("packets") == 0:
+                failures.append(f"{at}: netdaq received nothing")
+            if fig is not None and fig <= 0:
+                failures.append(f"{at}: {key} is {fig}")
+    c["rounds"].setdefault(int(rnd), {})[tool] = fig
+
+out = []
+for case, c in cases.items():
+    rs = c["rounds"]
+    for n, r in sorted(rs.items()):
+        for tool in ("perftest", "netdaq"):
+            if tool not in r:
+                failures.append(f"{case}, round {n}: no {tool} round")
+    if len(rs) < 3:
+        failures.append(f"{case}: {len(rs)} rounds, at least 3 needed")
+    med = {}
+    for tool in ("perftest", "netdaq"):
+        vals = [r[tool] for r in rs.values() if r.get(tool) is not None]
+        med[tool] = statistics.median(vals) if vals and len(vals) == len(rs) else None
+    p, n = med["perftest"], med["netdaq"]
+    ratio = round((n / p if c["higher"] else p / n), 3) if p and n else None
+    meets = ratio is not None and ratio >= 0.9
+    print(f"{case:<16} perftest {p if p is not None else '-':>10} {c['unit']:<5} netdaq {n if n is not None else '-':>10} "
+          f"{c['unit']:<5} ratio {ratio if ratio is not None else '-':>6}x "
+          f"{'(>= 0.9x)' if meets else '(below the 0.9x target)' if ratio is not None else '(no ratio: a figure is missing)'}")
+    entry = {"case": case, "unit": c["unit"], "rounds": [{"round": k, **v} for k, v in sorted(rs.items())],
+             "perftest": p, "netdaq": n, "ratio": ratio, "meets_0.9": meets, "medians_of": len(rs)}
+    if c["unit"] == "us":
+        entry["quantity"] = {"perftest": "ib_send_lat t_typical: round trip / 2 (includes half the peer's turnaround)",
+                             "netdaq": "one-way, send timestamp to receipt (one clock: both devices in the guest)"}
+    out.append(entry)
+for f in failures:
+    print(f"FAILED: {f}")
+doc = {"bench": "rdma_vs_perftest", "kernel": os.uname().release, "emulated_cpu": True,
+       "note": "TCG guest: only the ratios mean anything", "failed": bool(failures), "failures": failures, "cases": out}
+print("RESULT_JSON " + json.dumps(doc))
+sys.exit(1 if failures else 0)
+PY
+}
+
+if [ -n "$aggregate" ]; then
+  report_rounds "$aggregate"
+  exit
+fi
 
 if [ "$in_guest" = 0 ]; then
   find_netdaq rdma
@@ -46,98 +153,74 @@ if [ "$in_guest" = 0 ]; then
   out=$(mktemp)
   trap 'rm -f "$out"' EXIT
   tests/guest/prepare-guest.sh "$cache"
-  tests/guest/run-in-guest.sh --cache "$cache" --timeout 900 -- "$0" --in-guest --netdaq "$netdaq" --only "$only" |
-    tee "$out" | grep --line-buffered -v '^RESULT_JSON '
+  guest_rc=0
+  tests/guest/run-in-guest.sh --cache "$cache" --timeout 1500 -- "$0" --in-guest --netdaq "$netdaq" --only "$only" \
+    --rounds "$rounds" |
+    tee "$out" | grep --line-buffered -v '^RESULT_JSON ' || guest_rc=$?
   mkdir -p "$(dirname "$json_out")"
   sed -n 's/^RESULT_JSON //p' "$out" > "$json_out"
-  [ -s "$json_out" ] || die "no results came back from the guest"
+  [ -s "$json_out" ] || die "no results came back from the guest (exit status $guest_rc)"
   echo "JSON: $json_out"
-  grep -q '"failed": true' "$json_out" && die "FAILED: a case above failed"
+  if grep -q '"failed": true' "$json_out"; then die "FAILED: a check above failed"; fi
+  [ "$guest_rc" = 0 ] || die "FAILED: the guest run exited with $guest_rc"
   exit 0
 fi
 
 # ---- in the guest ----
 eval "$(tests/guest/rdma-lab.sh up)"
-trap 'tests/guest/rdma-lab.sh down >/dev/null 2>&1 || true' EXIT
+dir=$(mktemp -d)
+trap 'tests/guest/rdma-lab.sh down >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
 port=18800
-results=()
-failed=0
 
-# perftest_bw TOOL SIZE ITERS: the average bandwidth in Gb/s (server on device 1, client on 0)
-perftest_bw() {
-  local tool=$1 size=$2 n=$3 line
+# round CASE UNIT HIGHER ROUND TOOL VALUE RC: one line of rounds.tsv
+round() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$dir/rounds.tsv"; }
+
+# perftest TOOL SIZE ITERS COLUMN: server on device 1, client on device 0; prints the result
+# line's COLUMN (ib_*_bw: 4, BW average in Gb/s; ib_send_lat: 5, t_typical), nothing without one
+perftest() {
+  local tool=$1 size=$2 n=$3 col=$4 server extra=()
+  [ "$tool" = ib_send_lat ] || extra=(--report_gbits)
   port=$((port + 1))
-  timeout 120 "$tool" -d "$NDQ_RDMA_DEV1" -x "$NDQ_RDMA_GID_INDEX1" -s "$size" -n "$n" -F --report_gbits -p "$port" \
-    >/tmp/perftest-server.log 2>&1 &
-  local server=$!
+  timeout 120 "$tool" -d "$NDQ_RDMA_DEV1" -x "$NDQ_RDMA_GID_INDEX1" -s "$size" -n "$n" -F "${extra[@]}" -p "$port" \
+    >"$dir/perftest-server.log" 2>&1 &
+  server=$!
   sleep 1
-  line=$(timeout 120 "$tool" -d "$NDQ_RDMA_DEV0" -x "$NDQ_RDMA_GID_INDEX0" -s "$size" -n "$n" -F --report_gbits -p "$port" \
-    "$NDQ_RDMA_IP1" 2>&1 | awk -v s="$size" '$1 == s && NF >= 5 {print $4}' | tail -1)
+  timeout 120 "$tool" -d "$NDQ_RDMA_DEV0" -x "$NDQ_RDMA_GID_INDEX0" -s "$size" -n "$n" -F "${extra[@]}" -p "$port" \
+    "$NDQ_RDMA_IP1" 2>&1 | tee "$dir/perftest-client.log" | awk -v s="$size" -v c="$col" '$1 == s && NF >= c {print $c}' | tail -1
   wait "$server" || true
-  echo "${line:-0}"
 }
 
-# netdaq_bench OP SIZE COUNT: netdaq's JSON result line
-netdaq_bench() {
+# netdaq_round CASE UNIT HIGHER ROUND ARGS...: netdaq bench --json into $dir, one rounds.tsv line
+netdaq_round() {
+  local name="${1// /_}.r$4" rc=0
   port=$((port + 1))
-  "$netdaq" bench --protocol rdma --rdma-op "$1" --address "$NDQ_RDMA_IP1:$port" --source "$NDQ_RDMA_IP0" \
-    --size "$2" --count "$3" --rdma-depth 512 --no-verify --json --quiet --no-pin 2>/tmp/netdaq-bench.log || { cat /tmp/netdaq-bench.log >&2; echo "{}"; }
-}
-
-json_num() { python3 -c 'import json,sys; d=json.loads(sys.argv[1] or "{}"); v=d
-for k in sys.argv[2].split("."): v=v.get(k, {}) if isinstance(v, dict) else {}
-print(v if isinstance(v, (int, float)) else 0)' "$1" "$2"; }
-
-report() {  # CASE PERFTEST_FIGURE NETDAQ_FIGURE UNIT HIGHER_IS_BETTER NETDAQ_JSON
-  local ratio ok
-  ratio=$(python3 -c "p=$2; n=$3; print(round((n/p if $5 else p/n) if p > 0 and n > 0 else 0, 3))")
-  ok=$(python3 -c "print('true' if $ratio >= 0.9 else 'false')")
-  printf '%-16s perftest %10s %-5s netdaq %10s %-5s ratio %6sx %s\n' "$1" "$2" "$4" "$3" "$4" "$ratio" \
-    "$([ "$ok" = true ] && echo "(>= 0.9x)" || echo "(below the 0.9x target)")"
-  local loss
-  loss=$(json_num "$6" loss)
-  [ "$(json_num "$6" packets)" != 0 ] && [ "$loss" = 0 ] || failed=1
-  results+=("{\"case\": \"$1\", \"unit\": \"$4\", \"perftest\": $2, \"netdaq\": $3, \"ratio\": $ratio, \"meets_0.9\": $ok, \"netdaq_loss\": $loss}")
+  "$netdaq" bench --protocol rdma --address "$NDQ_RDMA_IP1:$port" --source "$NDQ_RDMA_IP0" --json --quiet --no-pin \
+    "${@:5}" >"$dir/$name.json" 2>"$dir/$name.err" || rc=$?
+  [ "$rc" = 0 ] || { echo "netdaq bench ($1, round $4) exited with $rc:" >&2; tail -5 "$dir/$name.err" >&2; }
+  round "$1" "$2" "$3" "$4" netdaq "$name.json" "$rc"
 }
 
 echo "rdma_vs_perftest: $(uname -r), $(rdma link show | tr '\n' ' '); netdaq $("$netdaq" --version | head -1)"
 declare -A iters=([64]=20000 [4096]=5000 [65000]=500)
-for size in 64 4096 65000; do  # 65000: the largest netdaq payload is 65507 (netdaq run's limit)
-  n=${iters[$size]}
-  if [[ ",$only," == *,send,* ]]; then
-    p=$(perftest_bw ib_send_bw "$size" "$n")
-    j=$(netdaq_bench send "$size" "$n")
-    report "send ${size}B" "$p" "$(json_num "$j" gbps)" Gb/s 1 "$j"
-  fi
-  if [[ ",$only," == *,write,* ]]; then
-    p=$(perftest_bw ib_write_bw "$size" "$n")
-    j=$(netdaq_bench write_imm "$size" "$n")
-    report "write_imm ${size}B" "$p" "$(json_num "$j" gbps)" Gb/s 1 "$j"
-  fi
-done
-if [[ ",$only," == *,lat,* ]]; then
-  # Three rounds, the two tools alternating, and the median of each: one round's figure moves
-  # with whatever else the emulated CPUs run.
-  lats=() ndq_lats=() j="{}"
-  for round in 1 2 3; do
-    port=$((port + 1))
-    timeout 120 ib_send_lat -d "$NDQ_RDMA_DEV1" -x "$NDQ_RDMA_GID_INDEX1" -s 64 -n 2000 -F -p "$port" >/tmp/lat-server.log 2>&1 &
-    server=$!
-    sleep 1
-    # ib_send_lat's t_typical (column 5 of the result line): a round trip halved
-    lats+=("$(timeout 120 ib_send_lat -d "$NDQ_RDMA_DEV0" -x "$NDQ_RDMA_GID_INDEX0" -s 64 -n 2000 -F -p "$port" "$NDQ_RDMA_IP1" 2>&1 |
-      awk '$1 == 64 && NF >= 5 {print $5}' | tail -1)")
-    wait "$server" || true
-    # netdaq: one message at a time (rate-limited, bursts of 1), both threads busy-polling as
-    # ib_send_lat does; its median one-way latency
-    port=$((port + 1))
-    j=$("$netdaq" bench --protocol rdma --address "$NDQ_RDMA_IP1:$port" --source "$NDQ_RDMA_IP0" --size 64 \
-          --count 2000 --rate-pps 2000 --batch 1 --busy-poll --json --quiet --no-pin 2>/dev/null || echo "{}")
-    ndq_lats+=("$(json_num "$j" latency_us.p50)")
-    echo "  latency round $round: ib_send_lat ${lats[-1]:-?} us, netdaq p50 ${ndq_lats[-1]} us"
+for ((r = 1; r <= rounds; r++)); do
+  for size in 64 4096 65000; do  # 65000: the largest netdaq payload is 65507 (netdaq run's limit)
+    n=${iters[$size]}
+    if [[ ",$only," == *,send,* ]]; then
+      round "send ${size}B" Gb/s 1 "$r" perftest "$(perftest ib_send_bw "$size" "$n" 4)" 0
+      netdaq_round "send ${size}B" Gb/s 1 "$r" --rdma-op send --size "$size" --count "$n" --rdma-depth 512 --no-verify
+    fi
+    if [[ ",$only," == *,write,* ]]; then
+      round "write_imm ${size}B" Gb/s 1 "$r" perftest "$(perftest ib_write_bw "$size" "$n" 4)" 0
+      netdaq_round "write_imm ${size}B" Gb/s 1 "$r" --rdma-op write_imm --size "$size" --count "$n" --rdma-depth 512 \
+        --no-verify
+    fi
   done
-  median() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g | awk '{v[NR]=$1} END {print NR ? v[int((NR+1)/2)] : 0}'; }
-  report "send latency 64B" "$(median "${lats[@]}")" "$(median "${ndq_lats[@]}")" us 0 "$j"
-fi
-printf 'RESULT_JSON {"bench": "rdma_vs_perftest", "kernel": "%s", "emulated_cpu": true, "note": "TCG guest: only the ratios mean anything", "failed": %s, "cases": [%s]}\n' \
-  "$(uname -r)" "$([ $failed = 1 ] && echo true || echo false)" "$(IFS=,; echo "${results[*]}")"
+  if [[ ",$only," == *,lat,* ]]; then
+    # ib_send_lat's t_typical (RTT / 2); netdaq one message at a time (rate-limited, bursts of 1),
+    # both threads busy-polling as ib_send_lat does: its median one-way latency
+    round "send latency 64B" us 0 "$r" perftest "$(perftest ib_send_lat 64 2000 5)" 0
+    netdaq_round "send latency 64B" us 0 "$r" --size 64 --count 2000 --rate-pps 2000 --batch 1 --busy-poll
+  fi
+  echo "round $r of $rounds done" >&2
+done
+report_rounds "$dir"
