@@ -6,6 +6,7 @@
 #
 #   bench/soak.sh --engine socket|afxdp|dpdk [--fraction F] [--duration S] [--size B]
 #                 [--max-pps N] [--max-seconds S] [--json FILE] [--netdaq PATH] [--keep DIR]
+#                 [--no-kernel-count]
 #
 #   --engine      socket: netdaq's socket engine sends and receives over loopback in one process
 #                 (UDP, GSO/GRO on). afxdp: netdaq's afxdp engine receives on a veth in namespace
@@ -26,11 +27,24 @@
 # grew by more than 8 MiB + 5% between the sample 5 s in and the last one (pools and rings
 # are allocated at open; a growing RSS is a leak). Drops themselves do not fail the soak: at
 # 90% of a 2-core machine's maximum some are expected; they must be counted.
+#
+# Two counts netdaq's queue counters do not make are checked too, for every engine:
+# - the payload sequence: the receiver's unique sequence numbers (from the payloads; the
+#   sender's count in another process for afxdp): sent - unique == drops, no duplicate, no
+#   malformed packet;
+# - the packets the layer under netdaq counted: afxdp the veths' counters (ip -s link: the
+#   sender's veth passed tx_packets + tx_dropped == sent; the receiver's veth rx_packets ==
+#   received + drops); socket (as root) loopback's counters in a network namespace of the
+#   soak's own (datagrams = (tx_bytes - 28 x tx_packets) / size: GSO puts many datagrams in one
+#   packet, and lo counts each packet's 28-byte IPv4 + UDP header, not Ethernet's): == sent, and rx
+#   the same; dpdk the net_ring PMD's port counters (opackets == sent, ipackets == received +
+#   drops). Unprivileged (socket), no private namespace can be made: the JSON's kernel_count
+#   says so and the soak fails, unless --no-kernel-count says that is meant.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 
-engine="" fraction=0.9 duration=3600 size=1472 max_pps="" max_seconds=10 json="" netdaq="" keep=""
+engine="" fraction=0.9 duration=3600 size=1472 max_pps="" max_seconds=10 json="" netdaq="" keep="" kernel_count=1
 while [ $# -gt 0 ]; do
   case $1 in
     --engine) engine=$2; shift 2 ;;
@@ -42,6 +56,7 @@ while [ $# -gt 0 ]; do
     --json) json=$2; shift 2 ;;
     --netdaq) netdaq=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
+    --no-kernel-count) kernel_count=0; shift ;;
     -h | --help) usage ;;
     *) bad_option "$1" ;;
   esac
@@ -54,8 +69,28 @@ python3 -c "import sys; f=float(sys.argv[1]); sys.exit(0 if 0 < f <= 1 else 1)" 
 [ "$engine" = socket ] || need_root "the $engine engine"
 find_netdaq "$engine"
 port=47400
-lab_init s 211  # $tmp, names, cleanup on exit (namespaces only used by afxdp)
+lab_init s 211  # $tmp, names, cleanup on exit (namespaces: afxdp's veth lab, socket's own loopback)
 [ "$engine" != afxdp ] || lab_up
+# socket: sender and receiver in a namespace of their own, whose loopback carries nothing else
+socket_ns=0
+if [ "$engine" = socket ] && [ "$kernel_count" = 1 ] && [ "$(id -u)" = 0 ]; then
+  ip netns add "$ns_a"
+  in_ns "$ns_a" ip link set lo up
+  socket_ns=1
+fi
+
+# link_stats NS DEV FILE: the device's counters (ip -s -j link: stats64) into FILE as JSON
+link_stats() { in_ns "$1" ip -s -j link show dev "$2" >"$3" 2>&1 || true; }
+# kernel_stats NAME WHEN: the counters of the layer under netdaq (afxdp: both veths; socket in
+# its namespace: lo) into $tmp/NAME.WHEN.<dev>.json
+kernel_stats() {
+  if [ "$engine" = afxdp ]; then
+    link_stats "$ns_b" "$veth_b" "$tmp/$1.$2.tx.json"
+    link_stats "$ns_a" "$veth_a" "$tmp/$1.$2.rx.json"
+  elif [ "$socket_ns" = 1 ]; then
+    link_stats "$ns_a" lo "$tmp/$1.$2.lo.json"
+  fi
+}
 
 # config ROLE RATE: the YAML of the receiver (ROLE rx; socket and dpdk: sender too) or, for
 # afxdp, of the sender in the other namespace (ROLE tx), at RATE packets/s (0: unpaced)
@@ -137,6 +172,7 @@ sample() {
 phase() {
   local name=$1 rate=$2 secs=$3 rx_pid tx_pid="" sampler
   config rx "$rate" >"$tmp/$name.yaml"
+  kernel_stats "$name" before
   if [ "$engine" = afxdp ]; then
     config tx "$rate" >"$tmp/$name.tx.yaml"
     in_ns "$ns_b" ip neigh replace "$ip_a" lladdr "$mac_a" dev "$veth_b" nud permanent
@@ -149,6 +185,11 @@ phase() {
       >"$tmp/$name.tx.out" 2>&1 &
     tx_pid=$!
     track "$tx_pid"
+  elif [ "$socket_ns" = 1 ]; then
+    nsenter --net=/run/netns/"$ns_a" -- "$netdaq" run "$tmp/$name.yaml" -q -d "$secs" --json "$tmp/$name.json" \
+      --stats "$tmp/$name.stats" >"$tmp/$name.out" 2>&1 &
+    rx_pid=$!
+    track "$rx_pid"
   else
     "$netdaq" run "$tmp/$name.yaml" -q -d "$secs" --json "$tmp/$name.json" --stats "$tmp/$name.stats" \
       >"$tmp/$name.out" 2>&1 &
@@ -173,6 +214,7 @@ phase() {
   pkill -P "$watchdog" 2>/dev/null || true
   kill "$watchdog" 2>/dev/null || true
   wait "$sampler" 2>/dev/null || true
+  kernel_stats "$name" after
 }
 
 echo "soak: engine $engine, $size B payloads, $netdaq" >&2
@@ -189,9 +231,9 @@ rate=$(python3 -c "import sys; print(int(float(sys.argv[1]) * float(sys.argv[2])
 echo "soak: maximum $max_pps pps; soaking at $rate pps ($fraction) for $duration s" >&2
 phase soak "$rate" "$duration"
 
-python3 - "$tmp" "$engine" "$size" "$fraction" "$max_pps" "$rate" "$duration" "$json" <<'PY'
+python3 - "$tmp" "$engine" "$size" "$fraction" "$max_pps" "$rate" "$duration" "$json" "$socket_ns" "$kernel_count" <<'PY'
 import json, sys
-tmp, engine, size, fraction, max_pps, rate, duration, out = sys.argv[1:]
+tmp, engine, size, fraction, max_pps, rate, duration, out, socket_ns, kernel_count = sys.argv[1:]
 failures = []
 
 def load(path):
@@ -242,8 +284,88 @@ lost = sum(s.get("lost", 0) for s in (rx or {}).get("streams", []))
 if rx and tx:
     if sent != received + counted:
         failures.append(f"sent {sent} != received {received} + drops {counted} (uncounted: {sent - received - counted})")
-    if engine != "afxdp" and lost != counted:
-        failures.append(f"lost sequence numbers {lost} != counted drops {counted}")
+
+# The payload sequence, for every engine: the unique sequence numbers the receiver read from the
+# payloads against what the sender sent (its stream's count in one process; afxdp's sender is
+# another process, so its tx packets), with no duplicate and no malformed packet.
+streams = (rx or {}).get("streams", [])
+seq = {"unique": sum(s.get("unique", 0) for s in streams), "duplicates": sum(s.get("duplicates", 0) for s in streams),
+       "malformed": ((rx or {}).get("totals") or {}).get("malformed")}
+seq["sent"] = sent if engine == "afxdp" else sum(s.get("sent", 0) for s in streams)
+seq["lost"] = seq["sent"] - seq["unique"]
+if rx and tx:
+    if not streams:
+        failures.append("payload sequence: the receiver saw no netdaq stream")
+    if engine != "afxdp" and seq["sent"] != sent:
+        failures.append(f"payload sequence: the stream's sent {seq['sent']} != the tx queue's packets {sent}")
+    if seq["lost"] != counted:
+        failures.append(f"payload sequence: sent {seq['sent']} - unique sequence numbers received {seq['unique']} = "
+                        f"{seq['lost']} != counted drops {counted}")
+    if seq["duplicates"] or seq["malformed"] is None or seq["malformed"]:
+        failures.append(f"payload sequence: duplicates {seq['duplicates']}, malformed {seq['malformed']}")
+
+# The layer under netdaq: what it counted over the soak (deltas of its counters)
+def link(path):
+    d = load(path)
+    try:
+        return d[0]["stats64"]
+    except (TypeError, LookupError, KeyError):
+        return None
+
+def delta(dev, direction, key):
+    a, b = link(f"{tmp}/soak.before.{dev}.json"), link(f"{tmp}/soak.after.{dev}.json")
+    if a is None or b is None:
+        failures.append(f"kernel count: no counters of the {dev} device ({tmp}/soak.*.{dev}.json)")
+        return 0
+    return b[direction][key] - a[direction][key]
+
+def engine_counter(q, name):
+    return (q.get("engine") or {}).get(name)  # the run JSON's queue: "engine": {its engine_counters}
+
+kernel = {"source": None}
+if rx and tx:
+    if engine == "afxdp":
+        kernel = {"source": "veth counters (ip -s link)", "sender_veth_tx_packets": delta("tx", "tx", "packets"),
+                  "sender_veth_tx_dropped": delta("tx", "tx", "dropped"),
+                  "receiver_veth_rx_packets": delta("rx", "rx", "packets")}
+        passed = kernel["sender_veth_tx_packets"] + kernel["sender_veth_tx_dropped"]
+        if passed != sent:
+            failures.append(f"veth counters: the sender's veth passed {passed} (tx_packets {kernel['sender_veth_tx_packets']}"
+                            f" + tx_dropped {kernel['sender_veth_tx_dropped']}) != netdaq sent {sent}")
+        if kernel["receiver_veth_rx_packets"] != received + counted:
+            failures.append(f"veth counters: the receiver's veth rx_packets {kernel['receiver_veth_rx_packets']} != "
+                            f"netdaq received {received} + drops {counted}")
+    elif engine == "socket" and socket_ns == "1":
+        hdr = 20 + 8  # IPv4 + UDP, once per (GSO) packet on lo (its counters start after the Ethernet header)
+        def datagrams(direction):
+            nbytes, pk = delta("lo", direction, "bytes"), delta("lo", direction, "packets")
+            n, rest = divmod(nbytes - hdr * pk, int(size))
+            if rest:
+                failures.append(f"loopback counters: {direction} {nbytes} bytes in {pk} packets is no whole number of "
+                                f"{size}-byte datagrams (other traffic on the soak's loopback?)")
+            return n
+        kernel = {"source": "loopback counters in the soak's network namespace (ip -s link)",
+                  "tx_datagrams": datagrams("tx"), "rx_datagrams": datagrams("rx")}
+        for k in ("tx_datagrams", "rx_datagrams"):
+            if kernel[k] != sent:
+                failures.append(f"loopback counters: {k} {kernel[k]} != netdaq sent {sent}")
+    elif engine == "dpdk":
+        rq, tq = (queues(rx, "rx") or [{}])[0], (queues(tx, "tx") or [{}])[0]
+        kernel = {"source": "net_ring PMD port counters", "port_opackets": engine_counter(tq, "port_opackets"),
+                  "port_ipackets": engine_counter(rq, "port_ipackets")}
+        if kernel["port_opackets"] is None or kernel["port_ipackets"] is None:
+            failures.append("PMD counters: port_opackets / port_ipackets missing from the queues' engine_counters")
+        else:
+            if kernel["port_opackets"] != sent:
+                failures.append(f"PMD counters: port_opackets {kernel['port_opackets']} != netdaq sent {sent}")
+            if kernel["port_ipackets"] != received + counted:
+                failures.append(f"PMD counters: port_ipackets {kernel['port_ipackets']} != received {received} + "
+                                f"drops {counted}")
+    elif kernel_count == "1":
+        failures.append("kernel count: the socket soak's own loopback needs a network namespace (root); "
+                        "--no-kernel-count runs without that check")
+    else:
+        kernel = {"source": None, "why": "--no-kernel-count"}
 
 samples = []
 try:
@@ -272,6 +394,7 @@ result = {
     "engine": engine, "payload": int(size), "fraction": float(fraction), "max_pps": int(max_pps),
     "rate_pps": int(rate), "duration_s": int(duration),
     "sent": sent, "received": received, "drops": drops, "tx_drops": tx_drops, "lost": lost,
+    "payload_sequence": seq, "kernel_count": kernel,
     "invariant": f"{sent} == {received} + {counted}", "invariant_ok": bool(rx and tx and sent == received + counted),
     "start": start, "end": end, "samples": samples, "over_time": over_time,
     "mode": [q.get("mode", "") for q in queues(rx, "rx")],
@@ -284,6 +407,10 @@ nz = ", ".join(f"{k} {v:,}" for k, v in drops.items() if v) or "none"
 print(f"soak {engine}: {duration} s at {int(rate):,} pps ({float(fraction):.0%} of {int(max_pps):,}), {size} B")
 print(f"  sent {sent:,}  received {received:,}  drops {counted:,} ({nz})  lost {lost:,}")
 print(f"  invariant sent == received + drops: {'holds' if result['invariant_ok'] else 'BROKEN'}")
+print(f"  payload sequence: sent {seq['sent']:,}, unique {seq['unique']:,}, lost {seq['lost']:,}, "
+      f"duplicates {seq['duplicates']:,}, malformed {seq['malformed']}")
+print(f"  independent count: {kernel.get('source') or kernel.get('why') or 'none'}: "
+      + ", ".join(f"{k} {v:,}" for k, v in kernel.items() if isinstance(v, int)))
 if start and end:
     print(f"  receiver RSS {start['rss_kb']:,} kB at {start['t']} s -> {end['rss_kb']:,} kB at {end['t']} s; "
           f"fds {start['fds']} -> {end['fds']}")
