@@ -1,11 +1,12 @@
 // The variables that turn a skip into a failure, read one way in every test binary:
-// CI=true (a missing root, tool or kernel piece fails), NETDAQ_REQUIRE_GPU=1 (set by
+// CI=true (in_ci(): a missing root, tool or kernel piece fails), NETDAQ_REQUIRE_GPU=1 (set by
 // scripts/gpu-check.sh: a GPU test without a usable GPU fails), NETDAQ_REQUIRE_TAP_FLOWS=1
 // (set in the QEMU guest: net_tap flows must steer).
 #pragma once
 
 #include <cstdlib>
 #include <initializer_list>
+#include <string>
 #include <string_view>
 
 namespace ndqtest {
@@ -21,8 +22,14 @@ inline bool env_is(const char* name, std::initializer_list<std::string_view> val
 
 inline bool gpu_required() { return env_is("NETDAQ_REQUIRE_GPU"); }
 
-// CI=true in the environment.
-inline bool in_ci() { return env_is("CI", {"true", "1"}); }
+// The CI rule of scripts/lib/ci.sh, read the same way here: CI is "true", "1" or "yes", any case.
+inline bool in_ci() {
+  const char* v = std::getenv("CI");
+  if (!v) return false;
+  std::string lower(v);
+  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return lower == "true" || lower == "1" || lower == "yes";
+}
 // Outside CI a test may skip when it lacks root or a tool; in CI it must fail instead (gtest).
 #define NDQ_REQUIRE(cond, why)                                                         \
   do {                                                                                 \

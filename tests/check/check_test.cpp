@@ -95,7 +95,7 @@ int expected_exit(const Report& r, bool strict) {
 
 bool root_or_fail(const char* what) {
   if (geteuid() == 0) return true;
-  if (ndqtest::env_is("CI", {"true", "1"})) ADD_FAILURE() << what << " needs root (CI=true: no skipping)";
+  if (ndqtest::in_ci()) ADD_FAILURE() << what << " needs root (CI=true: no skipping)";
   return false;
 }
 

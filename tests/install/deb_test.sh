@@ -22,7 +22,8 @@ unmount_root() {
 }
 cleanup() { unmount_root; rm -rf "$work"; }
 trap cleanup EXIT
-[ "$(id -u)" = 0 ] || { echo "deb_test: needs root (chroot)"; [ "${CI:-}" = true ] && exit 1; exit 77; }
+. "$(dirname "$0")/../../scripts/lib/ci.sh"
+[ "$(id -u)" = 0 ] || { echo "deb_test: needs root (chroot)"; netdaq_in_ci && exit 1; exit 77; }
 
 echo "== cpack -G DEB"
 (cd "$build" && cpack -G DEB -B "$work/debs" >"$work/cpack.log" 2>&1) || { tail -20 "$work/cpack.log"; fail "cpack"; }

@@ -5,6 +5,7 @@ import socket
 
 import pytest
 
+# The CI rule of scripts/lib/ci.sh: "true", "1" or "yes", any case.
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
@@ -66,3 +67,24 @@ def accounted(stats, sent):
     received = sum(q["packets"] for q in rx)
     drops = sum(q["total_drops"] for q in rx)
     return received + drops == sent, f"sent {sent}, received {received}, drops {drops}: {rx}"
+
+
+# Exit status 77 (ctest's SKIP_RETURN_CODE) only when every test of the run skipped and none
+# failed or errored; a run with any failure keeps pytest's own non-zero status, and a run with
+# any pass exits 0, so a skip can never hide a failure.
+SKIPPED_EXIT_STATUS = 77
+_outcomes = {"passed": 0, "failed": 0, "skipped": 0}
+
+
+def pytest_runtest_logreport(report):
+    if report.failed:
+        _outcomes["failed"] += 1
+    elif report.skipped:
+        _outcomes["skipped"] += 1
+    elif report.passed and report.when == "call":
+        _outcomes["passed"] += 1
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if exitstatus == 0 and _outcomes["skipped"] and not _outcomes["passed"] and not _outcomes["failed"]:
+        session.exitstatus = SKIPPED_EXIT_STATUS

@@ -48,7 +48,7 @@ ino_t inode(const UniqueFd& fd) {
 // (unshare), so the test process's own threads never change namespace. Skips (fails with
 // CI=true) where namespaces cannot be made: not root, or no CAP_SYS_ADMIN in a container.
 void in_fresh_netns_thread(const std::function<void(const UniqueFd& home, const UniqueFd& fresh)>& body) {
-  const bool ci = ndqtest::env_is("CI", {"true", "1"});
+  const bool ci = ndqtest::in_ci();
   if (geteuid() != 0) {
     if (ci) FAIL() << "network namespaces need root; CI=true makes this a failure";
     GTEST_SKIP() << "network namespaces need root";
