@@ -111,6 +111,9 @@ if [ "$what" != bench ]; then
       --gtest_filter="$no_gpu"
   fi
   build-gpu/tools/netdaq/netdaq --version
+  echo "== netdaq check --json: the GPU checks run here (gpu.driver, gpu.attributes, gpu.clocks skip only without a GPU)"
+  build-gpu/tools/netdaq/netdaq check --json > "$out/check.json" 2> "$out/logs/check.log"
+  python3 scripts/lib/checks_ran.py "$out/check.json" gpu.driver gpu.attributes gpu.clocks || rc=1
   echo "== CLI tests that touch the GPU"
   gtest_run cli_gpu_tests build-gpu/tests/cli/netdaq_cli_tests --gtest_filter='*Gpu*:*Version*'
   echo "== netdaq run examples/gpu-frames.yaml (socket loopback -> frames in GPU memory)"

@@ -13,6 +13,7 @@
 #   rdma-peers-check.sh -- COMMAND [ARG...]
 # then runs COMMAND in the same lab (one guest boot for the tools and netdaq's own RDMA
 # tests), with the lab's NDQ_RDMA_* variables exported; its failure fails the check.
+. "$(dirname "$0")/../../scripts/lib/ci.sh"  # netdaq_in_ci
 set -uo pipefail
 then_run=()
 if [ "${1:-}" = -- ]; then shift; then_run=("$@"); fi
@@ -35,7 +36,7 @@ pyverbs=(/usr/lib/python3/dist-packages/pyverbs/device.*.so)
 { [ -x "$py" ] && [ -e "${pyverbs[0]}" ]; } || missing+=("pyverbs (apt-get install python3-pyverbs)")
 if [ ${#missing[@]} -gt 0 ]; then
   echo "rdma-peers-check: missing ${missing[*]}; scripts/install-deps.sh installs them" >&2
-  [ "${CI:-}" = true ] && exit 1
+  netdaq_in_ci && exit 1
   exit 77
 fi
 [ "$(id -u)" = 0 ] || { echo "rdma-peers-check: needs root (run it through tests/guest/run-in-guest.sh)" >&2; exit 1; }

@@ -15,6 +15,7 @@
 # TCG (no KVM: nested KVM is broken on the dev and CI VMs); NETDAQ_GUEST_ACCEL=kvm tries KVM.
 # The guest (kernel, initramfs) is prepared in --cache (default ./guest) by prepare-guest.sh.
 # Missing tools make it exit 77 (ctest: skipped), or 1 with CI=true.
+. "$(dirname "$0")/../../scripts/lib/ci.sh"  # netdaq_in_ci
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=$PWD/guest
@@ -37,7 +38,7 @@ for t in qemu-system-x86_64:qemu-system-x86 cpio:cpio apt-get:apt dpkg-deb:dpkg 
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "run-in-guest: missing ${missing[*]}; scripts/install-deps.sh installs them" >&2
-  [ "${CI:-}" = true ] && exit 1
+  netdaq_in_ci && exit 1
   exit 77
 fi
 "$here/prepare-guest.sh" "$cache"

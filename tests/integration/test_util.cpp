@@ -392,7 +392,9 @@ namespace ndqtest {
 uint64_t engine_counter(const netdaq::QueueStats& s, const std::string& name) {
   for (const auto& [k, v] : s.engine_counters)
     if (k == name) return v;
-  return ~uint64_t{0};
+  // A renamed or absent counter must not read as a huge value that passes EXPECT_GT.
+  ADD_FAILURE() << "no engine counter '" << name << "' in " << describe(s);
+  return 0;
 }
 
 std::vector<netdaq::QueueStats> stats_of(const std::vector<netdaq::RxQueue*>& qs) {

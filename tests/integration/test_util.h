@@ -163,7 +163,7 @@ void write_file(const std::string& path, const Bytes& b);
 namespace ndqtest {
 // "packets=.. drops: reason=n ..." for failure messages.
 std::string describe(const netdaq::QueueStats& s);
-// An engine counter of a stats snapshot by name; all ones when the engine has no such counter.
+// An engine counter of a stats snapshot by name; a test failure (and 0) when it has no such counter.
 uint64_t engine_counter(const netdaq::QueueStats& s, const std::string& name);
 // Snapshots of several queues (e.g. a Session's rx_queues()), for all_accounted.
 std::vector<netdaq::QueueStats> stats_of(const std::vector<netdaq::RxQueue*>& qs);

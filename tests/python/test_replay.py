@@ -5,14 +5,16 @@ import struct
 import time
 
 import netdaq
+from conftest import pattern
 
 SIZE = 200
 COUNT = 1000
 
 
 def udp_frame(seq, port=46000):
-    """An Ethernet/IPv4/UDP frame to 10.0.0.2:port whose payload is SIZE bytes of seq."""
-    payload = bytes([seq % 256]) * SIZE
+    """An Ethernet/IPv4/UDP frame to 10.0.0.2:port whose payload is pattern(seq): it carries its
+    whole sequence number, so a packet out of place or twice cannot match."""
+    payload = pattern(seq, SIZE).tobytes()
     udp = struct.pack("!HHHH", 40000, port, 8 + len(payload), 0) + payload
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
                      bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
@@ -50,7 +52,7 @@ def test_a_capture_replays_in_order_and_the_queue_finishes(tmp_path):
         assert q.finished, "the queue never said the file had ended"
         assert len(got) == COUNT
         for seq, data in enumerate(got):
-            assert data == bytes([seq % 256]) * SIZE, f"payload {seq} differs"
+            assert data == pattern(seq, SIZE).tobytes(), f"payload {seq} differs (carries {int.from_bytes(data[:8], 'little')})"
         st = q.stats()
         assert st["packets"] == COUNT
         assert st["drops"]["malformed"] == 1
