@@ -130,6 +130,7 @@ class SendPort final : public CmTxPort, public ManualQueue {
         }
         auto& entry = inflight_[slot % options_.send_depth];
         entry.nseg = f.nseg;
+        entry.size = p.size();
         for (unsigned s = 0; s < f.nseg; ++s) {
           entry.buf[s] = f.buf[s];
           sges[batch][s] = {reinterpret_cast<uintptr_t>(f.data[s]), f.len[s], mr_->lkey};
@@ -216,7 +217,12 @@ class SendPort final : public CmTxPort, public ManualQueue {
       }
       if (wc.status != IBV_WC_SUCCESS) {
         // This send failed and, the queue pair now in the error state, so does each one after
-        // it: through rdma_cm, the watcher makes a new connection.
+        // it (each comes back flushed, signalled or not): through rdma_cm, the watcher makes a
+        // new connection. It was counted sent (`packets`, `bytes`) when posted: it moves to
+        // tx_error, so that a flushed send counts once (offered == packets + tx_error + tx_unsent).
+        const Inflight& e = inflight_[wc.wr_id % options_.send_depth];
+        q_.counters->packets.fetch_sub(1, std::memory_order_relaxed);
+        q_.counters->bytes.fetch_sub(e.size, std::memory_order_relaxed);
         q_.counters->drop(DropReason::tx_error);
         Link up = Link::up;
         if (channel_) state_.compare_exchange_strong(up, Link::broken, std::memory_order_acq_rel);
@@ -424,6 +430,7 @@ class SendPort final : public CmTxPort, public ManualQueue {
 
   struct Inflight {
     uint32_t buf[kMaxSegments];
+    uint32_t size;  // bytes, counted sent when posted (taken back when the send fails)
     uint8_t nseg;
   };
   struct alignas(64) CreditWord {

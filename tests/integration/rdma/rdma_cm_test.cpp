@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "netdaq/engines/rdma.h"
+#include "netdaq/payload.h"
 #include "netdaq/session.h"
 #include "rdma_lab.h"
 #include "test_util.h"
@@ -83,8 +84,7 @@ TEST(RdmaCm, SendRecvDeliversEveryMessageOnEveryQueue) {
       const size_t size = i % 7 == 0 ? p.buf_size : 1 + (seq * 37) % p.buf_size;  // small (inline) to full buffers
       payloads[q].push_back(make_payload(seq, std::max<size_t>(size, 8)));
     }
-  const uint64_t sent_before = device_counter("NDQ_RDMA_DEV0", "sent_pkts");
-  const uint64_t rcvd_before = device_counter("NDQ_RDMA_DEV1", "rcvd_pkts");
+  const Wire wire;
   std::atomic<size_t> arrived{0};
   std::vector<std::future<size_t>> senders;
   for (size_t q = 0; q < 2; ++q)
@@ -108,9 +108,7 @@ TEST(RdmaCm, SendRecvDeliversEveryMessageOnEveryQueue) {
     ASSERT_TRUE(check_payload(b, seq, want.size()));
   }
   EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), long(seen.size()));
-  // The messages crossed the veth between the two devices (no rxe loopback inside one device).
-  EXPECT_GE(device_counter("NDQ_RDMA_DEV0", "sent_pkts") - sent_before, 2 * kPerQueue);
-  EXPECT_GE(device_counter("NDQ_RDMA_DEV1", "rcvd_pkts") - rcvd_before, 2 * kPerQueue);
+  EXPECT_TRUE(wire.crossed(2 * kPerQueue));
   const auto st = s.stats();
   for (const auto& q : st) {
     EXPECT_EQ(q.total_drops(), 0u) << q.queue;
@@ -223,12 +221,14 @@ TEST(RdmaCm, UcConnectsThroughRdmaCmForSendAndWriteWithImmediate) {
   for (const RdmaOp op : {RdmaOp::send, RdmaOp::write_imm}) {
     SCOPED_TRACE(to_string(op));
     const size_t uc_before = queue_pairs_of_type("UC");
+    const Wire wire;
     Pair p;
     p.options.transport = RdmaTransport::uc;
     p.options.op = op;
     Session s(pair_config(*lab(), p));
     EXPECT_EQ(queue_pairs_of_type("UC") - uc_before, 2u) << "the client's and the server's queue pair";
     send_and_check(*s.tx_queues()[0], *s.rx_queues()[0], 0, 2000, p.buf_size);
+    EXPECT_TRUE(wire.crossed(2000));
     for (const auto& q : s.stats()) {
       EXPECT_TRUE(q.is_rx ? all_accounted(2000, q) : sender_accounted(2000, q));
       EXPECT_EQ(q.total_drops(), 0u) << q.queue;
@@ -246,6 +246,7 @@ TEST(RdmaCm, ATxQueueConnectsAgainWhenTheServerComesBack) {
   NDQ_REQUIRE_LAB();
   for (const RdmaOp op : {RdmaOp::send, RdmaOp::write_imm}) {
     SCOPED_TRACE(to_string(op));
+    const Wire wire;
     Pair p;
     p.options.op = op;
     Apart apart(pair_config(*lab(), p));
@@ -262,6 +263,7 @@ TEST(RdmaCm, ATxQueueConnectsAgainWhenTheServerComesBack) {
 
     apart.reopen_server();
     send_and_check(tx, apart.rx(), 500, 500, p.buf_size);
+    EXPECT_TRUE(wire.crossed(1000));
     const QueueStats t = tx.stats();
     EXPECT_TRUE(sender_accounted(500 + 1 + 500, t)) << "500 to each server, and the one offered in between";
     EXPECT_EQ(t.connections, 2u);
@@ -288,6 +290,7 @@ TEST(RdmaCm, ATxQueueReconnectsMidStreamCountingWhatWasInFlight) {
   NDQ_REQUIRE_LAB();
   for (const RdmaOp op : {RdmaOp::send, RdmaOp::write_imm}) {
     SCOPED_TRACE(to_string(op));
+    const Wire wire;
     Pair p;
     p.options.op = op;
     Apart apart(pair_config(*lab(), p));
@@ -318,15 +321,18 @@ TEST(RdmaCm, ATxQueueReconnectsMidStreamCountingWhatWasInFlight) {
     for (size_t i = 0; i < rest.size(); ++i)
       ASSERT_TRUE(check_payload(rest[i].bytes, resumed_at + i, payloads[resumed_at + i].size())) << "message " << i;
     const QueueStats t = tx.stats();
-    // known miscount: a send flushed when the server went counts in `packets` (at post time)
-    // and again as tx_error, so sender_accounted(kN, t) would count each flushed send twice
-    // (docs/concepts.md, "Known gap"). Which messages reached which server is not known here,
-    // so neither server's queue is checked against a sent count either.
+    // Each message taken was sent (`packets`) or, flushed when the server went, counted
+    // tx_error instead: once, never both.
+    EXPECT_TRUE(sender_accounted(kN, t));
     EXPECT_EQ(t.connections, 2u);
     EXPECT_EQ(t.total_drops(), t.drop(DropReason::tx_error)) << "flushed sends are the only ones counted lost";
-    // Lost between the servers: the flushed sends, and any the first server's device had
-    // acknowledged but its application never took (its session was gone).
+    // Every message a server took was a send that completed: `packets` holds them all. The
+    // rest of `packets` (and the rest of the messages lost between the servers) are the ones
+    // the first server's device acknowledged but its application never took (its session was
+    // gone): which those are, no side can tell, so the flushed sends are bounded by the loss.
+    EXPECT_GE(t.packets, first.size() + rest.size());
     EXPECT_LE(t.drop(DropReason::tx_error), resumed_at - first.size());
+    EXPECT_TRUE(wire.crossed(first.size() + rest.size()));
     std::printf("%s: first server took %zu, lost between the servers %zu (flushed sends: %llu), new server took %zu\n",
                 to_string(op), first.size(), size_t(resumed_at - first.size()),
                 static_cast<unsigned long long>(t.drop(DropReason::tx_error)), rest.size());
@@ -344,6 +350,7 @@ TEST(RdmaCm, WriteWithImmediateDeliversEveryMessageInOrderThroughTheRing) {
   p.recv_depth = 64;
   p.options.op = RdmaOp::write_imm;
   Config c = pair_config(*lab(), p);
+  const Wire wire;
   // A region per rx queue: each ring is consecutive buffers of its own region.
   c.memory_regions.push_back({.name = "rx1", .buf_size = p.buf_size, .num_bufs = 1024});
   c.interfaces[0].rx.queues[1].memory_regions = {"rx1"};
@@ -370,6 +377,7 @@ TEST(RdmaCm, WriteWithImmediateDeliversEveryMessageInOrderThroughTheRing) {
       ASSERT_TRUE(check_payload(got[i].bytes, first + i, payloads[first / kPerQueue][i].size()));
     }
   }
+  EXPECT_TRUE(wire.crossed(2 * kPerQueue));
   for (const auto& q : s.stats()) {
     EXPECT_TRUE(q.is_rx ? all_accounted(kPerQueue, q) : sender_accounted(kPerQueue, q));
     EXPECT_EQ(q.total_drops(), 0u) << q.queue;
@@ -389,6 +397,7 @@ TEST(RdmaCm, HeldSlotsHoldTheSenderBack) {
   p.options.op = RdmaOp::write_imm;
   Config c = pair_config(*lab(), p);
   c.interfaces[0].rx.queues[0].ring_depth = 64;  // room to hold 32 one-packet bursts
+  const Wire wire;
   Session s(c);
   constexpr size_t kN = 100;
   std::vector<Bytes> payloads;
@@ -407,6 +416,13 @@ TEST(RdmaCm, HeldSlotsHoldTheSenderBack) {
   EXPECT_EQ(s.tx_queues()[0]->stats().packets, 32u) << "sent while the ring was full";
   EXPECT_GT(engine_counter(s.tx_queues()[0]->stats(), "refused_no_credit"), 0u);
   EXPECT_TRUE(s.rx_queues()[0]->poll().empty());
+  // The held slots still hold the first 32 messages, whole and in order (nothing written over them).
+  size_t seq = 0;
+  for (const RxBurst& b : held)
+    for (size_t i = 0; i < b.size(); ++i, ++seq) {
+      ASSERT_TRUE(check_payload(bytes_of(b[i]), seq, 100)) << "held message " << seq;
+      EXPECT_EQ(b[i].immediate(), std::optional<uint32_t>(uint32_t(seq)));
+    }
   held.clear();  // give the slots back
   const auto rest = collect_messages(*s.rx_queues()[0], kN - 32, 60s);
   EXPECT_EQ(sender.get(), kN);
@@ -415,6 +431,7 @@ TEST(RdmaCm, HeldSlotsHoldTheSenderBack) {
   ASSERT_EQ(rest.size(), kN - 32);
   for (size_t i = 0; i < rest.size(); ++i) ASSERT_TRUE(check_payload(rest[i].bytes, 32 + i, 100));
   EXPECT_EQ(s.rx_queues()[0]->stats().total_drops(), 0u);
+  EXPECT_TRUE(wire.crossed(kN));
 }
 
 // A receiver that stops taking messages fills the sender's send queue (RC retries what finds
@@ -424,6 +441,7 @@ TEST(RdmaCm, AFullSendQueueRefusesForNowAndLosesNothing) {
   Pair p;
   p.recv_depth = 32;
   p.send_depth = 16;
+  const Wire wire;
   Session s(pair_config(*lab(), p));
   constexpr size_t kN = 200;
   std::vector<Bytes> payloads;
@@ -440,6 +458,7 @@ TEST(RdmaCm, AFullSendQueueRefusesForNowAndLosesNothing) {
   ASSERT_EQ(got.size(), kN);
   for (size_t i = 0; i < kN; ++i) ASSERT_TRUE(check_payload(got[i].bytes, i, 100));
   for (const auto& q : s.stats()) EXPECT_EQ(q.total_drops(), 0u) << q.queue;
+  EXPECT_TRUE(wire.crossed(kN));
 }
 
 // A message larger than the receiver's slot is refused by the sender (oversize), not written
@@ -450,6 +469,7 @@ TEST(RdmaCm, AMessageLargerThanTheRemoteSlotIsCountedOversize) {
   p.options.op = RdmaOp::write_imm;
   Config c = pair_config(*lab(), p);
   c.memory_regions[0].buf_size = 1024;  // the receiver's slots
+  const Wire wire;
   Session s(c);
   std::vector<Bytes> payloads{make_payload(0, 1000), make_payload(1, 1500), make_payload(2, 1024)};
   EXPECT_EQ(send_payloads(*s.tx_queues()[0], payloads, 10s), 3u);
@@ -461,6 +481,7 @@ TEST(RdmaCm, AMessageLargerThanTheRemoteSlotIsCountedOversize) {
   EXPECT_TRUE(check_payload(got[1].bytes, 2, 1024));
   EXPECT_EQ(got[1].immediate, std::optional<uint32_t>(1u)) << "the refused message used no sequence number";
   EXPECT_EQ(s.tx_queues()[0]->stats().drop(DropReason::oversize), 1u);
+  EXPECT_TRUE(wire.crossed(2));
 }
 
 // Two sides that disagree are told why at connect time: a write_imm sender meeting a send
@@ -481,10 +502,14 @@ TEST(RdmaCm, MismatchedSidesAreRefusedAtConnect) {
 
 // A client process killed mid-stream (SIGKILL: no goodbye but the kernel's): the server's rx
 // queue gets its receives back, takes the next client's connection and receives all of it.
+// Every message of both clients (`netdaq run`: the payload format of netdaq/payload.h, stream
+// 0, 1000 bytes) is checked byte for byte and in order: the first client's from sequence 0 to
+// wherever it was killed, the second's 0 to 499.
 TEST(RdmaCm, AfterAPeerIsKilledTheServerTakesTheNextConnection) {
   NDQ_REQUIRE_LAB();
   Pair p;
   p.tx_queues = 0;
+  const Wire wire;
   Session s(pair_config(*lab(), p));
   RxQueue& q = *s.rx_queues()[0];
   TempFile yaml1, yaml2, out1, out2;  // (alive as long as the clients)
@@ -497,9 +522,27 @@ TEST(RdmaCm, AfterAPeerIsKilledTheServerTakesTheNextConnection) {
     return std::make_unique<Subprocess>(std::vector<std::string>{NETDAQ_CLI, "run", yaml.path, "-q"}, out.path);
   };
   size_t got = 0;
+  uint64_t next_seq = 0;  // of the client sending now
+  size_t bad = 0;
+  std::string first_bad;
+  // Polls once: counts what came, each message checked (payload, size, stream, sequence).
+  auto take = [&] {
+    RxBurst b = q.poll();
+    for (size_t i = 0; i < b.size(); ++i, ++next_seq) {
+      PayloadHeader h;
+      const PayloadStatus st = verify_payload(b[i], &h);
+      if (st == PayloadStatus::ok && b[i].size() == 1000 && h.stream == 0 && h.sequence == next_seq) continue;
+      if (!bad++)
+        first_bad = "message " + std::to_string(got + i) + " (expected sequence " + std::to_string(next_seq) +
+                    "): " + to_string(st) + ", " + std::to_string(b[i].size()) + " bytes, stream " +
+                    std::to_string(h.stream) + ", sequence " + std::to_string(h.sequence);
+    }
+    got += b.size();
+    return b.size();
+  };
   auto receive_until = [&](size_t n, std::chrono::seconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (got < n && std::chrono::steady_clock::now() < deadline) got += q.poll().size();
+    while (got < n && std::chrono::steady_clock::now() < deadline) take();
   };
   auto text = [](const TempFile& f) {
     const Bytes b = read_file(f.path);
@@ -513,22 +556,24 @@ TEST(RdmaCm, AfterAPeerIsKilledTheServerTakesTheNextConnection) {
   // Its receives come back (flushed) and the queue waits for the next client.
   const auto deadline = std::chrono::steady_clock::now() + 30s;
   while (q.stats().mode.find("peer gone") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-    got += q.poll().size();
+    take();
     std::this_thread::sleep_for(1ms);
   }
   ASSERT_NE(q.stats().mode.find("peer gone"), std::string::npos) << q.stats().mode;
   // Messages that completed before the flush may still wait in the CQ: take them first.
   for (auto quiet_since = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - quiet_since < 300ms;)
-    if (const size_t n = q.poll().size()) {
-      got += n;
-      quiet_since = std::chrono::steady_clock::now();
-    }
+    if (take()) quiet_since = std::chrono::steady_clock::now();
+  EXPECT_EQ(bad, 0u) << "the first client's messages: " << first_bad;
+  EXPECT_EQ(next_seq, got) << "the first client's sequence 0 to " << got - 1;
   const size_t before = got;
+  next_seq = 0;
   const QueueStats at_second = q.stats();  // what the first client sent is not known: count from here
   auto second = client(yaml2, out2, "tx_packets: 500");
   receive_until(before + 500, 60s);
   EXPECT_EQ(second->wait(30s), 0) << text(out2);
   EXPECT_EQ(got - before, 500u) << q.stats().mode;
+  EXPECT_EQ(bad, 0u) << first_bad;
+  EXPECT_TRUE(wire.crossed(got));
   const QueueStats st = q.stats();
   EXPECT_TRUE(all_accounted(500, got - before, {since(at_second, st)})) << "the second client";
   EXPECT_EQ(st.connections, 2u);

@@ -77,6 +77,7 @@ TEST(RdmaFpgaPeer, FpgaWritesWithImmediateIntoNetdaqsRing) {
   o.op = RdmaOp::write_imm;
   o.recv_depth = 128;
   constexpr unsigned kQueues = 2, kCount = 100, kSize = 4000;
+  const Wire wire;
   Session s(netdaq_side(*lab(), true, kQueues, o, netdaq_file.path, fpga_file.path));
   Subprocess peer(fpga("send", fpga_file.path, netdaq_file.path,
                        {"--transport", "uc", "--op", "write_imm", "--count", std::to_string(kCount), "--size",
@@ -96,6 +97,7 @@ TEST(RdmaFpgaPeer, FpgaWritesWithImmediateIntoNetdaqsRing) {
     }
   }
   for (const auto& q : s.stats()) EXPECT_EQ(q.total_drops(), 0u) << q.queue << ": " << q.mode;
+  EXPECT_TRUE(wire.crossed(kQueues * kCount));  // the FPGA on device 0, netdaq on device 1
 }
 
 // A message the FPGA never sent (UC: lost on the way) is a gap in the immediates: counted lost
@@ -129,6 +131,7 @@ TEST(RdmaFpgaPeer, AGapInTheImmediatesIsCountedLostAndFramesAreBuiltFromThem) {
               std::string::npos)
         << issues[0].to_string();
   }
+  const Wire wire;
   Session s(c);
   Subprocess peer(fpga("send", fpga_file.path, netdaq_file.path,
                        {"--transport", "uc", "--op", "write_imm", "--count", std::to_string(kCount), "--size",
@@ -145,6 +148,7 @@ TEST(RdmaFpgaPeer, AGapInTheImmediatesIsCountedLostAndFramesAreBuiltFromThem) {
   EXPECT_EQ(st.drop(DropReason::kernel), 1u) << st.mode;
   EXPECT_EQ(engine_counter(st, "sequence_gaps"), 1u);
   EXPECT_EQ(st.packets, kCount - 1);
+  EXPECT_TRUE(wire.crossed(kCount - 1));
 
   gpu::FrameTracker t({.packets_per_frame = kPerFrame, .max_open_frames = 2, .frame_buffers = 4, .seq_bits = 32});
   std::vector<std::vector<const Bytes*>> frames(4, std::vector<const Bytes*>(kPerFrame, nullptr));
@@ -185,6 +189,7 @@ TEST(RdmaFpgaPeer, NetdaqSendsToTheFpgaStyleReceiver) {
   o.transport = RdmaTransport::rc;
   o.op = RdmaOp::send;
   constexpr unsigned kCount = 500, kSize = 3000;
+  const Wire wire;
   Session s(netdaq_side(*lab(), false, 1, o, netdaq_file.path, fpga_file.path));
   Subprocess peer(fpga("recv", fpga_file.path, netdaq_file.path,
                        {"--transport", "rc", "--op", "send", "--count", std::to_string(kCount), "--size",
@@ -197,6 +202,7 @@ TEST(RdmaFpgaPeer, NetdaqSendsToTheFpgaStyleReceiver) {
   EXPECT_NE(output_of(out).find("all bytes checked"), std::string::npos) << output_of(out);
   EXPECT_TRUE(sender_accounted(kCount, s.tx_queues()[0]->stats()));
   EXPECT_EQ(s.tx_queues()[0]->stats().total_drops(), 0u);
+  EXPECT_TRUE(wire.crossed(0, kCount));  // netdaq on device 1 sends to the FPGA on device 0
 }
 
 }  // namespace

@@ -12,9 +12,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "core/memory_region.h"
 #include "engines/rdma/device_memory.h"
@@ -76,11 +81,11 @@ class DmaBufRegion final : public detail::MemoryRegion {
   int fd_;
 };
 
-// Lab device 0, opened.
+// A lab device (device_env: NDQ_RDMA_DEV0 or NDQ_RDMA_DEV1), opened.
 struct LabDevice {
   ibv_context* ctx = nullptr;
-  LabDevice() {
-    const char* want = std::getenv("NDQ_RDMA_DEV0");
+  explicit LabDevice(const char* device_env = "NDQ_RDMA_DEV0") {
+    const char* want = std::getenv(device_env);
     int n = 0;
     ibv_device** list = ibv_get_device_list(&n);
     for (int i = 0; list && i < n && !ctx; ++i)
@@ -96,6 +101,68 @@ struct Mapping {
   void* p;
   explicit Mapping(int prot) : p(mmap(nullptr, kSize, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {}
   ~Mapping() { munmap(p, kSize); }
+};
+
+// An RC queue pair with its CQ, on port 1 of the device of `pd`, set up by hand (plain verbs,
+// no netdaq code): INIT here, RTR and RTS in connect().
+struct RcEnd {
+  detail::rdma::CompletionQueue cq;
+  detail::rdma::QueuePair qp;
+  ibv_gid gid{};
+  int gid_index = -1;
+
+  RcEnd(ibv_pd* pd, const char* gid_index_env) {
+    const char* gi = std::getenv(gid_index_env);
+    if (!gi) return;
+    gid_index = std::atoi(gi);
+    if (ibv_query_gid(pd->context, 1, gid_index, &gid) != 0) return;
+    cq.reset(ibv_create_cq(pd->context, 16, nullptr, nullptr, 0));
+    if (!cq) return;
+    ibv_qp_init_attr init{};
+    init.send_cq = init.recv_cq = cq.get();
+    init.qp_type = IBV_QPT_RC;
+    init.cap.max_send_wr = init.cap.max_recv_wr = 4;
+    init.cap.max_send_sge = init.cap.max_recv_sge = 1;
+    qp.reset(ibv_create_qp(pd, &init));
+    if (!qp) return;
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_INIT;
+    a.port_num = 1;
+    a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+    if (ibv_modify_qp(qp.get(), &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0) qp.reset();
+  }
+
+  // To RTR and RTS towards `peer`; "" or what failed.
+  std::string connect(const RcEnd& peer) {
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = IBV_MTU_1024;
+    a.dest_qp_num = peer.qp->qp_num;
+    a.rq_psn = 0;
+    a.max_dest_rd_atomic = 1;
+    a.min_rnr_timer = 12;
+    a.ah_attr.is_global = 1;
+    a.ah_attr.grh.dgid = peer.gid;
+    a.ah_attr.grh.sgid_index = static_cast<uint8_t>(gid_index);
+    a.ah_attr.grh.hop_limit = 64;
+    a.ah_attr.port_num = 1;
+    if (ibv_modify_qp(qp.get(), &a,
+                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
+      return std::string("to RTR: ") + std::strerror(errno);
+    a = {};
+    a.qp_state = IBV_QPS_RTS;
+    a.timeout = 14;
+    a.retry_cnt = 7;
+    a.rnr_retry = 7;
+    a.sq_psn = 0;
+    a.max_rd_atomic = 1;
+    if (ibv_modify_qp(qp.get(), &a,
+                      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                          IBV_QP_MAX_QP_RD_ATOMIC) != 0)
+      return std::string("to RTS: ") + std::strerror(errno);
+    return "";
+  }
 };
 
 }  // namespace
@@ -151,12 +218,16 @@ TEST_F(RdmaGpuMemory, DmaBufPathRefusedByRxeWithTheReason) {
 }
 
 // dma-buf refused, the pointer registrable (what nvidia-peermem makes of a device pointer; here
-// host pages): the registration falls back to it, and RDMA works through it.
+// host pages): the registration falls back to it, and RDMA works through it: the other lab
+// device writes all of the region through that registration (an RC queue pair of plain verbs
+// to one in the engine's protection domain; RDMA WRITE to the registration's address and
+// rkey), and every byte arrives.
 TEST_F(RdmaGpuMemory, FallsBackToThePointerPathWhenDmaBufIsRefused) {
   VgemBuffer buf(node_);
   ASSERT_GE(buf.dmabuf, 0);
   Mapping pages(PROT_READ | PROT_WRITE);
   ASSERT_NE(pages.p, MAP_FAILED);
+  std::memset(pages.p, 0xa5, kSize);
   DmaBufRegion region(buf.dmabuf, pages.p);
   detail::rdma::DeviceMemory memory(dev_.ctx);
   ibv_mr* mr = memory.registration(region, "test");
@@ -164,4 +235,42 @@ TEST_F(RdmaGpuMemory, FallsBackToThePointerPathWhenDmaBufIsRefused) {
   EXPECT_EQ(mr->addr, pages.p);
   EXPECT_EQ(mr->length, kSize);
   EXPECT_EQ(memory.registration(region, "test"), mr);  // once per region
+
+  // The writer: lab device 1, a buffer of its own with a pattern no page holds yet.
+  LabDevice writer("NDQ_RDMA_DEV1");
+  ASSERT_NE(writer.ctx, nullptr) << "cannot open NDQ_RDMA_DEV1";
+  detail::rdma::ProtectionDomain writer_pd(ibv_alloc_pd(writer.ctx));
+  ASSERT_TRUE(writer_pd);
+  std::vector<uint8_t> source(kSize);
+  for (size_t i = 0; i < kSize; ++i) source[i] = static_cast<uint8_t>((i * 131 + (i >> 12)) ^ 0x5a);
+  detail::rdma::MemoryRegistration source_mr(ibv_reg_mr(writer_pd.get(), source.data(), kSize, IBV_ACCESS_LOCAL_WRITE));
+  ASSERT_TRUE(source_mr) << std::strerror(errno);
+  RcEnd target(memory.pd(), "NDQ_RDMA_GID_INDEX0"), from(writer_pd.get(), "NDQ_RDMA_GID_INDEX1");
+  ASSERT_TRUE(target.qp && from.qp) << "cannot make the queue pairs: " << std::strerror(errno);
+  ASSERT_EQ(target.connect(from), "");
+  ASSERT_EQ(from.connect(target), "");
+  const Wire wire;
+  ibv_sge sge{reinterpret_cast<uintptr_t>(source.data()), static_cast<uint32_t>(kSize), source_mr->lkey};
+  ibv_send_wr w{};
+  w.wr_id = 1;
+  w.sg_list = &sge;
+  w.num_sge = 1;
+  w.opcode = IBV_WR_RDMA_WRITE;
+  w.send_flags = IBV_SEND_SIGNALED;
+  w.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(mr->addr);
+  w.wr.rdma.rkey = mr->rkey;
+  ibv_send_wr* bad = nullptr;
+  ASSERT_EQ(ibv_post_send(from.qp.get(), &w, &bad), 0);
+  ibv_wc wc{};
+  int got = 0;
+  for (const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+       got == 0 && std::chrono::steady_clock::now() < deadline;)
+    if ((got = ibv_poll_cq(from.cq.get(), 1, &wc)) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(got, 1) << "no completion of the RDMA WRITE within 60 s";
+  ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+  // Every byte of the region is the writer's (the RC completion: the target acknowledged it all).
+  const auto* p = static_cast<const uint8_t*>(pages.p);
+  const auto [at, want] = std::mismatch(p, p + kSize, source.begin());
+  EXPECT_EQ(at, p + kSize) << "byte " << (at - p) << " of the region is " << int(*at) << ", written " << int(*want);
+  EXPECT_TRUE(wire.crossed(0, kSize / 1024));  // 2 MiB in 1024-byte RoCE packets from device 1 to 0
 }

@@ -15,11 +15,35 @@ std::optional<Lab> lab() {
 
 uint64_t device_counter(const char* device_env, const std::string& counter) {
   const char* dev = std::getenv(device_env);
-  if (!dev) return 0;
-  std::ifstream f(std::string("/sys/class/infiniband/") + dev + "/ports/1/hw_counters/" + counter);
+  if (!dev) {
+    ADD_FAILURE() << device_env << " is unset: no lab device to read " << counter << " of";
+    return 0;
+  }
+  const std::string path = std::string("/sys/class/infiniband/") + dev + "/ports/1/hw_counters/" + counter;
+  std::ifstream f(path);
   uint64_t v = 0;
-  f >> v;
+  if (!(f >> v)) ADD_FAILURE() << "cannot read " << path;
   return v;
+}
+
+Wire::Wire()
+    : sent0_(device_counter("NDQ_RDMA_DEV0", "sent_pkts")),
+      rcvd0_(device_counter("NDQ_RDMA_DEV0", "rcvd_pkts")),
+      sent1_(device_counter("NDQ_RDMA_DEV1", "sent_pkts")),
+      rcvd1_(device_counter("NDQ_RDMA_DEV1", "rcvd_pkts")) {}
+
+::testing::AssertionResult Wire::crossed(uint64_t to_dev1, uint64_t to_dev0) const {
+  const uint64_t sent0 = device_counter("NDQ_RDMA_DEV0", "sent_pkts") - sent0_;
+  const uint64_t rcvd0 = device_counter("NDQ_RDMA_DEV0", "rcvd_pkts") - rcvd0_;
+  const uint64_t sent1 = device_counter("NDQ_RDMA_DEV1", "sent_pkts") - sent1_;
+  const uint64_t rcvd1 = device_counter("NDQ_RDMA_DEV1", "rcvd_pkts") - rcvd1_;
+  const std::string counts = "device 0 sent " + std::to_string(sent0) + " / received " + std::to_string(rcvd0) +
+                             " packets, device 1 sent " + std::to_string(sent1) + " / received " +
+                             std::to_string(rcvd1) + " (sent_pkts / rcvd_pkts)";
+  if (sent0 >= to_dev1 && rcvd1 >= to_dev1 && sent1 >= to_dev0 && rcvd0 >= to_dev0)
+    return ::testing::AssertionSuccess() << counts;
+  return ::testing::AssertionFailure() << "not over the veth: " << to_dev1 << " messages from device 0 to 1 and "
+                                       << to_dev0 << " from 1 to 0 expected, " << counts;
 }
 
 size_t queue_pairs_of_type(const std::string& type) {

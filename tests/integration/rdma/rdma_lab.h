@@ -2,6 +2,8 @@
 // rdma-lab.sh, exported by rdma-peers-check.sh), its devices' counters, and helpers.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -23,8 +25,25 @@ std::optional<Lab> lab();
                                             "(ctest -R guest_kernel_tests)")
 
 // Packets a lab device sent or received (its port's hw counter, as `rdma statistic` shows);
-// device_env: NDQ_RDMA_DEV0 or NDQ_RDMA_DEV1.
+// device_env: NDQ_RDMA_DEV0 or NDQ_RDMA_DEV1. A counter that cannot be read (no such device
+// or counter) is a test failure (and reads 0).
 uint64_t device_counter(const char* device_env, const std::string& counter);
+
+// Proof that a test's messages crossed the veth between the lab's two devices (rxe loopback
+// inside one device moves only that device's counters): made at the test's start, it reads
+// both devices' sent_pkts and rcvd_pkts; crossed() then checks that device 0 sent and device 1
+// received at least `to_dev1` packets since, and device 1 sent and device 0 received at least
+// `to_dev0` (a message is one packet or more: the lab's RoCE MTU is 1024 bytes). Every rdma
+// lab test that moves messages checks it:
+//   const Wire wire;  ...  EXPECT_TRUE(wire.crossed(kN));
+class Wire {
+ public:
+  Wire();
+  ::testing::AssertionResult crossed(uint64_t to_dev1, uint64_t to_dev0 = 0) const;
+
+ private:
+  uint64_t sent0_, rcvd0_, sent1_, rcvd1_;
+};
 
 // Queue pairs of this host whose type is `type` ("RC", "UC"), as `rdma resource show qp` lists them.
 size_t queue_pairs_of_type(const std::string& type);

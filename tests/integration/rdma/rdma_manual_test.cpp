@@ -92,6 +92,7 @@ TEST_P(RdmaManual, PairsFromFilesAndDeliversEveryMessage) {
   m.options.op = GetParam().second;
   m.rx_file = rx_file_.path;
   m.tx_file = tx_file_.path;
+  const Wire wire;
   Session s(manual_config(*lab(), m));
   ASSERT_TRUE(wait_paired(s)) << modes(s);
   constexpr size_t kPerQueue = 2000;
@@ -136,6 +137,7 @@ TEST_P(RdmaManual, PairsFromFilesAndDeliversEveryMessage) {
     EXPECT_EQ(q.total_drops(), 0u) << q.queue << ": " << q.mode;
     EXPECT_EQ(q.packets, kPerQueue) << q.queue;
   }
+  EXPECT_TRUE(wire.crossed(m.queues * kPerQueue));  // tx on device 0, rx on device 1
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, RdmaManual,
