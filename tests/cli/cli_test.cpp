@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -103,6 +104,13 @@ long long json_int(const std::string& json, const std::string& key) {
   return -1;
 }
 
+// The number value of "key" (the first in the text); NaN, and a failure, when missing.
+double json_number(const std::string& json, const std::string& key) {
+  std::smatch m;
+  if (std::regex_search(json, m, std::regex("\"" + key + "\": (-?[0-9.eE+-]+)"))) return std::stod(m[1]);
+  ADD_FAILURE() << "no number \"" << key << "\" in the JSON: " << json;
+  return std::nan("");
+}
 
 fs::path temp_path(const std::string& name) {
   return fs::temp_directory_path() / ("netdaq_cli_test_" + std::to_string(getpid()) + "_" + name);
@@ -280,6 +288,66 @@ TEST(Cli, BenchTcpCountsExactly) {
   EXPECT_EQ(json_int(r.out, "packets"), 20000) << r.out;
   EXPECT_EQ(json_int(r.out, "loss"), 0) << r.out;
   EXPECT_EQ(json_int(r.out, "reordered"), 0) << r.out;
+}
+
+// --ping-pong: every message goes there and back, one at a time; the figures are half of each
+// round trip, named as such (bench/rdma_vs_perftest.sh compares them with ib_send_lat's).
+void expect_ping_pong_returned_all(const Result& r, long long n) {
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"mode\": \"ping-pong\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"quantity\": \"round trip / 2\""), std::string::npos) << r.out;
+  EXPECT_EQ(json_int(r.out, "messages"), n) << r.out;
+  EXPECT_EQ(json_int(r.out, "returned"), n) << r.out;
+  EXPECT_EQ(json_int(r.out, "loss"), 0) << r.out;
+  EXPECT_EQ(json_int(r.out, "malformed"), 0) << r.out;
+  EXPECT_NE(r.out.find("\"warmed_up\": true"), std::string::npos) << r.out;
+  const double min = json_number(r.out, "min"), p50 = json_number(r.out, "p50"), p99 = json_number(r.out, "p99"),
+               max = json_number(r.out, "max");
+  EXPECT_GT(min, 0) << r.out;
+  EXPECT_LE(min, p50) << r.out;
+  EXPECT_LE(p50, p99) << r.out;
+  EXPECT_LE(p99, max) << r.out;
+  EXPECT_LT(p50, 10'000) << r.out;  // a loopback round trip / 2 under 10 ms, even on a loaded CI box
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("ping-pong, round trip / 2: p50 [0-9.]+ us, p99 [0-9.]+ us"))) << r.out;
+}
+
+TEST(Cli, BenchPingPongUdpReturnsEveryMessage) {
+  auto r = run_cli({"bench", "--ping-pong", "--json", "--quiet", "--size", "64", "--count", "2000", "--address",
+                    "127.0.0.1:47150"});
+  expect_ping_pong_returned_all(r, 2000);
+  EXPECT_NE(r.out.find("\"echo_address\": \"127.0.0.1:47151\""), std::string::npos) << r.out;  // port + 1
+}
+
+TEST(Cli, BenchPingPongTcpReturnsEveryMessage) {
+  auto r = run_cli({"bench", "--ping-pong", "--json", "--quiet", "--protocol", "tcp", "--size", "1472", "--count",
+                    "2000", "--address", "127.0.0.1:47152"});
+  expect_ping_pong_returned_all(r, 2000);
+}
+
+// The way back goes to a port where nothing listens: every message reaches B, none comes back.
+// Each is counted lost after the reply timeout (never waited for again) and the run fails.
+TEST(Cli, BenchPingPongFailsOnAMessageThatNeverComesBack) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run_cli({"bench", "--ping-pong", "--json", "--quiet", "--size", "64", "--count", "5", "--reply-timeout",
+                    "0.2", "--address", "127.0.0.1:47154", "--echo-destination", "127.0.0.1:47159"});
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_EQ(json_int(r.out, "messages"), 5) << r.out;
+  EXPECT_EQ(json_int(r.out, "returned"), 0) << r.out;
+  EXPECT_EQ(json_int(r.out, "loss"), 5) << r.out;
+  EXPECT_EQ(json_int(r.out, "lost_there"), 0) << r.out;
+  EXPECT_EQ(json_int(r.out, "lost_back"), 5) << r.out;
+  EXPECT_NE(r.out.find("\"latency_us\": null"), std::string::npos) << r.out;  // no figure from nothing
+  EXPECT_NE(r.out.find("netdaq bench: FAILED: 5 of 5 ping-pong messages lost (on the way there 0, back 5"),
+            std::string::npos)
+      << r.out;
+  // bounded: the warm-up and 5 messages of 0.2 s each, not a hang
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+TEST(Cli, BenchPingPongRefusesWhatItCannotMeasure) {
+  auto r = run_cli({"bench", "--ping-pong", "--queues", "2"});
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("--ping-pong excludes --queues > 1"), std::string::npos) << r.out;
 }
 
 TEST(Cli, CtrlCPrintsSummaryAndExitsZero) {

@@ -1,8 +1,11 @@
 // The config of `netdaq bench`'s session: interfaces "bench-rx" and "bench-tx" (socket engine
 // for udp and tcp, rdma engine for rdma) with --queues queues each, a memory region per queue
-// sized for the batch (and, rdma, for the buffers the device holds).
+// sized for the batch (and, rdma, for the buffers the device holds). --ping-pong adds the way
+// back, "bench-echo-rx" and "bench-echo-tx". Receivers come first: they listen before a
+// sender connects.
 #include <algorithm>
 
+#include "bench_pingpong.h"
 #include "bench_plan.h"
 #include "netdaq/engines/rdma.h"
 #include "run_block.h"
@@ -82,36 +85,40 @@ RdmaOptions rdma_options(const BenchOptions& o) {
   return r;
 }
 
-InterfaceConfig rx_interface(Config& c, const BenchOptions& o, const QueueLayout& l) {
+// One end's receiving interface: NAME listening on ADDRESS, its regions PREFIX0, PREFIX1...
+InterfaceConfig rx_interface(Config& c, const BenchOptions& o, const QueueLayout& l, const std::string& name,
+                             const std::string& address, const std::string& prefix) {
   InterfaceConfig rx;
-  rx.name = "bench-rx";
+  rx.name = name;
   rx.engine = rdma(o) ? kRdmaEngine : kSocketEngine;
-  rx.address = with_scheme(o.address, o.protocol);
+  rx.address = with_scheme(address, o.protocol);
   if (rdma(o)) rx.options.get<RdmaOptions>() = rdma_options(o);
   else rx.options.get<SocketOptions>() = socket_options(o);
   const uint32_t lent = rdma(o) ? o.rdma_depth : 0;  // posted receives / the write_imm ring
   for (uint32_t i = 0; i < o.queues; ++i)
-    add_queue(c, rx.rx.queues, l, "rx" + std::to_string(i), l.rx_bufs + lent, l.rx_depth, l.rx_mode,
+    add_queue(c, rx.rx.queues, l, prefix + std::to_string(i), l.rx_bufs + lent, l.rx_depth, l.rx_mode,
               i < o.rx_cpu.size() ? o.rx_cpu[i] : -1);
   return rx;
 }
 
-InterfaceConfig tx_interface(Config& c, const BenchOptions& o, const QueueLayout& l) {
+// One end's sending interface: NAME sending to DESTINATION (rdma: from the device of SOURCE).
+InterfaceConfig tx_interface(Config& c, const BenchOptions& o, const QueueLayout& l, const std::string& name,
+                             const std::string& destination, const std::string& source, const std::string& prefix) {
   InterfaceConfig tx;
-  tx.name = "bench-tx";
+  tx.name = name;
   tx.engine = rdma(o) ? kRdmaEngine : kSocketEngine;
-  tx.tx.destination = with_scheme(o.destination.empty() ? o.address : o.destination, o.protocol);
+  tx.tx.destination = with_scheme(destination, o.protocol);
   tx.tx.rate_mbps = o.rate_mbps / o.queues;  // the pacer is per queue
   tx.tx.rate_pps = o.rate_pps / o.queues;
   if (rdma(o)) {
     tx.options.get<RdmaOptions>() = rdma_options(o);
-    if (!o.source.empty()) tx.address = with_scheme(o.source, o.protocol);
+    if (!source.empty()) tx.address = with_scheme(source, o.protocol);
   } else {
     tx.options.get<SocketOptions>() = socket_options(o);
   }
   const uint32_t lent = rdma(o) ? o.rdma_depth : 0;  // sends in flight
   for (uint32_t i = 0; i < o.queues; ++i)
-    add_queue(c, tx.tx.queues, l, "tx" + std::to_string(i), l.tx_bufs + lent, l.tx_depth, PollMode::direct, -1);
+    add_queue(c, tx.tx.queues, l, prefix + std::to_string(i), l.tx_bufs + lent, l.tx_depth, PollMode::direct, -1);
   return tx;
 }
 
@@ -123,8 +130,13 @@ Config bench_config(const BenchOptions& o) {
   c.log.level = "warn";
   run_block(c).tx_payload_size = o.size;
   const QueueLayout l = queue_layout(o);
-  if (o.has_rx()) c.interfaces.push_back(rx_interface(c, o, l));
-  if (o.has_tx()) c.interfaces.push_back(tx_interface(c, o, l));
+  const std::string destination = o.destination.empty() ? o.address : o.destination;
+  if (o.has_rx()) c.interfaces.push_back(rx_interface(c, o, l, "bench-rx", o.address, "rx"));
+  // --ping-pong: B (bench-rx) sends each message back from its own address (rdma: its device)
+  if (o.ping_pong) c.interfaces.push_back(rx_interface(c, o, l, kEchoRx, o.echo_address, "echo-rx"));
+  if (o.has_tx()) c.interfaces.push_back(tx_interface(c, o, l, "bench-tx", destination, o.source, "tx"));
+  if (o.ping_pong)
+    c.interfaces.push_back(tx_interface(c, o, l, kEchoTx, o.echo_destination, host_of(o.address), "echo-tx"));
   return c;
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "bench_pingpong.h"
+
 namespace netdaq::cli {
 
 namespace {
@@ -47,7 +49,71 @@ std::vector<uint64_t> count_per_stream(const BenchOptions& o) {
   return per_stream;
 }
 
+// The way back of --ping-pong: its receiver on A's side (rdma: the --source device) at the
+// address's port + 1, unless given.
+void complete_echo(BenchOptions& o) {
+  if (o.count == 0) o.count = 1000;
+  if (o.echo_address.empty()) {
+    std::string host;
+    uint32_t port = 0;
+    split_port(o.address, &host, &port);  // checked by check_bench_options
+    if (o.protocol == kRdmaEngine && !o.source.empty()) host = host_of(o.source);
+    o.echo_address = host + ":" + std::to_string(port + 1);
+  }
+  if (o.echo_destination.empty()) o.echo_destination = o.echo_address;
+}
+
+bool check_ping_pong(const BenchOptions& o) {
+  const auto no = [](const char* what) {
+    std::fprintf(stderr, "netdaq bench: --ping-pong excludes %s (one message in flight, one thread)\n", what);
+    return false;
+  };
+  if (o.rx_only || o.tx_only) return no("--rx-only and --tx-only");
+  if (o.queues > 1) return no("--queues > 1");
+  if (o.mode != "direct") return no("--mode worker");
+  if (o.rate_mbps > 0 || o.rate_pps > 0) return no("--rate-mbps and --rate-pps");
+  if (o.count > kMaxPingPongCount) {
+    std::fprintf(stderr, "netdaq bench: --ping-pong keeps every sample: --count at most %llu\n",
+                 static_cast<unsigned long long>(kMaxPingPongCount));
+    return false;
+  }
+  std::string host;
+  uint32_t port = 0;
+  if (o.echo_address.empty() && (!split_port(o.address, &host, &port) || port >= 65535)) {
+    std::fprintf(stderr, "netdaq bench: --ping-pong: --address %s has no port to add 1 to: give --echo-address\n",
+                 o.address.c_str());
+    return false;
+  }
+  if (!(o.reply_timeout > 0)) {
+    std::fprintf(stderr, "netdaq bench: --reply-timeout must be > 0\n");
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+bool split_port(const std::string& address, std::string* host, uint32_t* port) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon + 1 >= address.size() || colon + 6 < address.size()) return false;
+  uint32_t p = 0;
+  for (size_t i = colon + 1; i < address.size(); ++i) {
+    if (address[i] < '0' || address[i] > '9') return false;
+    p = p * 10 + static_cast<uint32_t>(address[i] - '0');
+  }
+  if (p == 0 || p > 65535) return false;
+  *host = address.substr(0, colon);
+  *port = p;
+  return true;
+}
+
+std::string host_of(const std::string& address) {
+  std::string a = address;
+  if (const size_t s = a.find("://"); s != std::string::npos) a = a.substr(s + 3);
+  std::string host;
+  uint32_t port = 0;
+  return split_port(a, &host, &port) ? host : a;
+}
 
 bool check_bench_options(const BenchOptions& o) {
   if (o.rx_only && o.tx_only) {
@@ -58,11 +124,12 @@ bool check_bench_options(const BenchOptions& o) {
     std::fprintf(stderr, "netdaq bench: --size must be at least %zu (the payload header)\n", kPayloadHeaderSize);
     return false;
   }
-  return true;
+  return !o.ping_pong || check_ping_pong(o);
 }
 
 void complete_bench_options(BenchOptions& o) {
   if (o.queues == 0) o.queues = 1;
+  if (o.ping_pong) complete_echo(o);
   if (o.batch == 0) o.batch = default_batch(o.size);
   place_threads(o);
 }

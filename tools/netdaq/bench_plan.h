@@ -37,6 +37,12 @@ struct BenchOptions {
   std::vector<int> tx_cpu, rx_cpu;
   bool no_pin = false;
   uint32_t num_bufs = 0;
+  // --ping-pong (bench_pingpong.h): round trip / 2, as ib_send_lat; a second pair of
+  // interfaces carries each message back
+  bool ping_pong = false;
+  std::string echo_address;      // where the way back's receiver listens (default: port + 1)
+  std::string echo_destination;  // where the way back's sender sends (default: echo_address)
+  double reply_timeout = 1;      // seconds each way of a message may take before it is lost
 
   bool has_rx() const noexcept { return !tx_only; }
   bool has_tx() const noexcept { return !rx_only; }
@@ -44,10 +50,16 @@ struct BenchOptions {
 
 // False (and why, on stderr) when the options contradict each other.
 bool check_bench_options(const BenchOptions& o);
-// Fills in what the options left to the bench: the queue count, the batch, the thread CPUs.
+// Fills in what the options left to the bench: the queue count, the batch, the thread CPUs,
+// and for --ping-pong the count and the way back's addresses.
 void complete_bench_options(BenchOptions& o);
 // The session's config: an interface for rx and one for tx, socket or rdma (bench_config.cpp).
 Config bench_config(const BenchOptions& o);
 TrafficOptions bench_traffic_options(const BenchOptions& o);
+
+// "udp://10.0.0.2:47000" -> "udp://10.0.0.2" and 47000; false without a port.
+bool split_port(const std::string& address, std::string* host, uint32_t* port);
+// The host of an address without its scheme and port: "rdma://10.77.0.2:18800" -> "10.77.0.2".
+std::string host_of(const std::string& address);
 
 }  // namespace netdaq::cli

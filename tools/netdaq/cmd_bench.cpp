@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "bench_pingpong.h"
 #include "bench_plan.h"
 #include "bench_report.h"
 #include "cli.h"
@@ -18,6 +19,21 @@ namespace netdaq::cli {
 
 namespace {
 
+// --ping-pong: one thread, one message in flight (bench_pingpong.h). A lost message fails.
+int ping_pong(std::FILE* out, const BenchOptions& o, Session& session) {
+  PingPongOptions p;
+  p.count = o.count;
+  p.size = o.size;
+  p.verify = !o.no_verify;
+  p.reply_ns = static_cast<uint64_t>(o.reply_timeout * 1e9);
+  p.duration_s = o.duration ? *o.duration : 0;
+  if (!o.quiet) print_ping_pong_headline(out, o);
+  PingPongResult r;
+  if (!setup_step([&] { r = run_ping_pong(session, p); }, "netdaq bench: ")) return kExitError;
+  session.stop();
+  return report_ping_pong(out, o, r) ? kExitOk : kExitLoss;
+}
+
 int bench(BenchOptions o) {
   std::FILE* out = o.json ? stderr : stdout;
   if (!check_bench_options(o)) return kExitError;
@@ -27,6 +43,7 @@ int bench(BenchOptions o) {
   std::unique_ptr<Session> session;
   if (!setup_step([&] { session = std::make_unique<Session>(cfg); }, "netdaq bench: ", "netdaq bench: "))
     return kExitError;
+  if (o.ping_pong) return ping_pong(out, o, *session);
   const TrafficOptions t = bench_traffic_options(o);
   if (!o.quiet) print_bench_headline(out, o, t);
 
@@ -86,9 +103,18 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-pin", o->no_pin, "Do not pin threads");
   cmd->add_flag("--busy-poll", o->busy_poll,
                 "Senders and receivers never sleep when idle (one core each; for latency, as ib_send_lat polls)");
+  cmd->add_flag("--ping-pong", o->ping_pong,
+                "Latency as ib_send_lat: one message in flight, sent back by the receiver; round trip / 2 per message");
+  cmd->add_option("--echo-address", o->echo_address,
+                  "--ping-pong: where the way back's receiver listens (default: --address's port + 1; rdma: on --source)");
+  cmd->add_option("--echo-destination", o->echo_destination, "--ping-pong: where the way back is sent (default: --echo-address)");
+  cmd->add_option("--reply-timeout", o->reply_timeout, "--ping-pong: seconds each way may take before a message is lost")
+      ->capture_default_str();
   cmd->footer(
       "Throughput is the receiver's: unique packets x size over first-to-last packet (goodput, payload bytes).\n"
-      "Exit status: 0 ok, 1 setup error, 3 unexplained loss (both ends here: lost != counted drops).");
+      "--ping-pong reports round trip / 2 (ib_send_lat's t_typical is its median), --count messages (default 1000).\n"
+      "Exit status: 0 ok, 1 setup error, 2 ping-pong: a message lost, 3 unexplained loss (both ends here: lost != "
+      "counted drops).");
   cmd->callback([o, exit_code] { *exit_code = bench(*o); });
 }
 

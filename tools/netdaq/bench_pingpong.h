@@ -1,0 +1,56 @@
+// `netdaq bench --ping-pong`: latency as ib_send_lat measures it. One thread, busy polling,
+// one message in flight: A sends to B ("bench-tx" -> "bench-rx"), B sends it back to A
+// ("bench-echo-tx" -> "bench-echo-rx"), and half of each round trip is one sample, the
+// quantity ib_send_lat reports as t_typical (its median). A message that does not come back
+// within the reply timeout is lost, never waited for again.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "netdaq/netdaq.h"
+
+namespace netdaq::cli {
+
+// Every sample is kept (8 bytes each, reserved before the first message) for an exact median.
+inline constexpr uint64_t kMaxPingPongCount = 1'000'000;
+
+struct PingPongOptions {
+  uint64_t count = 1000;       // messages (round trips) measured
+  uint32_t size = 64;          // payload bytes
+  bool verify = true;          // every pattern byte checked on both ends (else headers only)
+  uint64_t reply_ns = 1'000'000'000;    // each way of a message: lost after this long
+  uint64_t connect_ns = 10'000'000'000;  // the warm-up's sends: tcp/rdma connections coming up
+  double duration_s = 0;       // 0: no time limit (the count and the reply timeout bound the run)
+};
+
+struct PingPongResult {
+  uint64_t messages = 0;             // sent A -> B (or given up unsent: counted lost there)
+  uint64_t returned = 0;             // came back to A, checked
+  uint64_t lost_there = 0;           // never reached B (or never left A)
+  uint64_t lost_back = 0;            // reached B, never came back to A
+  uint64_t late = 0;                 // arrived after it was counted lost (discarded)
+  uint64_t malformed = 0;            // not the payload sent (wrong size, pattern or magic)
+  bool warmed_up = false;            // the uncounted first round trip came back
+  bool interrupted = false;          // Ctrl-C or --duration ended it before --count
+  double seconds = 0;                // the measured messages, first send to last return
+  std::vector<uint64_t> half_rtt_ns; // one sample per returned message, sorted
+  std::vector<QueueStats> stats;     // the four queues' counters after the run
+
+  uint64_t lost() const noexcept { return lost_there + lost_back; }
+  // ib_send_lat's median: the middle sample, or the mean of the two middle ones (even count)
+  double median_ns() const noexcept;
+  // Nearest rank, p in [0, 100]; 0 without samples.
+  uint64_t percentile_ns(double p) const noexcept;
+  double mean_ns() const noexcept;
+};
+
+// The four interfaces' names in the session (bench_config.cpp builds them).
+inline constexpr const char* kEchoRx = "bench-echo-rx";
+inline constexpr const char* kEchoTx = "bench-echo-tx";
+
+// Runs the ping-pong over the session's bench-tx -> bench-rx and bench-echo-tx ->
+// bench-echo-rx. Throws Error when an interface is missing.
+PingPongResult run_ping_pong(Session& session, const PingPongOptions& o);
+
+}  // namespace netdaq::cli
