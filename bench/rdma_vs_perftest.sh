@@ -3,8 +3,8 @@
 # devices (tests/guest/rdma-lab.sh in the QEMU guest of tests/guest/run-in-guest.sh; the dev
 # and CI kernels have no RDMA): SEND at 64 B, 4 KiB and 65000 B messages (ib_send_bw vs
 # `netdaq bench --protocol rdma`), RDMA WRITE with immediate at the same sizes (ib_write_bw vs
-# `netdaq bench --rdma-op write_imm`), and SEND latency at 64 B (ib_send_lat's typical vs
-# netdaq's median one-way latency, from the payload's send timestamp; median of 3 rounds).
+# `netdaq bench --rdma-op write_imm`), and SEND latency at 64 B (ib_send_lat's t_typical vs
+# `netdaq bench --ping-pong`'s p50: both the median of round trip / 2).
 #
 # Under the emulated CPU of the guest (TCG, no KVM) rxe runs ~100x slower than on hardware:
 # only the ratio netdaq / perftest means anything, not the absolute figures. Both tools use
@@ -15,16 +15,19 @@
 # sequence numbers and loss are still checked (every byte is, in the tests). Target: >= 0.9x.
 #
 # Every case runs --rounds times (default 3, at least 3), the two tools alternating, and compares
-# the medians. Latency is the same quantity on both sides: ib_send_lat reports half the round
-# trip of a ping-pong (t_typical = RTT / 2) and netdaq bench the one-way time from the payload's
-# send timestamp to its receipt (both devices in one guest: one clock), i.e. how long a
-# message takes from the sender's post to the busy-polling receiver; the RTT / 2 adds half the
-# peer's turnaround (a poll and a post), which the JSON notes.
+# the medians. Latency is the same quantity on both sides, round trip / 2: ib_send_lat's
+# t_typical is the median of half the time from one of the client's sends to its next (the
+# server sends each message back); `netdaq bench --ping-pong` does the same with one thread,
+# busy polling, one message in flight: device 0 sends to device 1, which sends it back over a
+# second rdma_cm connection (listening on device 0 at the port + 1), and half of each round
+# trip is a sample (its p50 the exact median). The JSON names the quantity of both sides, the
+# netdaq side as netdaq's own JSON names it; any other name fails.
 #
 # What fails (exit status 1, after the table and the JSON): a figure missing (perftest printed
 # no result line, netdaq bench wrote no JSON or its JSON lacks packets, sent, loss or the
-# figure), netdaq bench exiting non-zero (3: loss its drops do not explain), a netdaq round that
-# lost packets or received none. A missing figure is never read as 0.
+# figure; ping-pong: messages, returned, loss, quantity), netdaq bench exiting non-zero (3: loss
+# its drops do not explain; 2: a ping-pong message did not come back), a netdaq round that lost
+# packets or received none. A missing figure is never read as 0.
 #
 # usage: bench/rdma_vs_perftest.sh [--json FILE] [--netdaq PATH] [--cache DIR] [--only send,write,lat]
 #            [--rounds N]
@@ -87,20 +90,26 @@ for line in open(os.path.join(d, "rounds.tsv")):
         if not isinstance(j, dict):
             failures.append(f"{at}: figure missing: netdaq bench wrote no JSON ({value})")
         else:
-            key = "latency_us.p50" if unit == "us" else "gbps"
+            lat = unit == "us"  # the ping-pong: messages sent, returned, and the quantity named
+            key = "latency_us.p50" if lat else "gbps"
+            sent, got = ("messages", "returned") if lat else ("sent", "packets")
             v = j
             for k in key.split("."):
                 v = v.get(k) if isinstance(v, dict) else None
-            for k in ("packets", "sent", "loss"):
+            for k in (got, sent, "loss"):
                 if not isinstance(j.get(k), (int, float)):
                     failures.append(f"{at}: figure missing: {k} (a result without it is no result)")
+            if lat:
+                c.setdefault("netdaq_quantity", set()).add(j.get("quantity"))
+                if j.get("quantity") != "round trip / 2":
+                    failures.append(f"{at}: netdaq measured {j.get('quantity')!r}, not 'round trip / 2'")
             if not isinstance(v, (int, float)):
                 failures.append(f"{at}: figure missing: {key}")
             else:
                 fig = float(v)
             if isinstance(j.get("loss"), (int, float)) and j["loss"] != 0:
-                failures.append(f"{at}: lost {j['loss']} of {j.get('sent')}")
-            if j.get("packets") == 0:
+                failures.append(f"{at}: lost {j['loss']} of {j.get(sent)}")
+            if j.get(got) == 0:
                 failures.append(f"{at}: netdaq received nothing")
             if fig is not None and fig <= 0:
                 failures.append(f"{at}: {key} is {fig}")
@@ -128,8 +137,10 @@ for case, c in cases.items():
     entry = {"case": case, "unit": c["unit"], "rounds": [{"round": k, **v} for k, v in sorted(rs.items())],
              "perftest": p, "netdaq": n, "ratio": ratio, "meets_0.9": meets, "medians_of": len(rs)}
     if c["unit"] == "us":
-        entry["quantity"] = {"perftest": "ib_send_lat t_typical: round trip / 2 (includes half the peer's turnaround)",
-                             "netdaq": "one-way, send timestamp to receipt (one clock: both devices in the guest)"}
+        named = sorted(q for q in c.get("netdaq_quantity", set()) if isinstance(q, str))
+        entry["quantity"] = {"perftest": "round trip / 2", "netdaq": named[0] if len(named) == 1 else named}
+        entry["figures"] = {"perftest": "ib_send_lat t_typical (median of round trip / 2)",
+                            "netdaq": "netdaq bench --ping-pong latency_us.p50 (median of round trip / 2)"}
     out.append(entry)
 for f in failures:
     print(f"FAILED: {f}")
@@ -191,9 +202,10 @@ perftest() {
 }
 
 # netdaq_round CASE UNIT HIGHER ROUND ARGS...: netdaq bench --json into $dir, one rounds.tsv line
+# (a port of its own, and the next for --ping-pong's way back)
 netdaq_round() {
   local name="${1// /_}.r$4" rc=0
-  port=$((port + 1))
+  port=$((port + 2))
   "$netdaq" bench --protocol rdma --address "$NDQ_RDMA_IP1:$port" --source "$NDQ_RDMA_IP0" --json --quiet --no-pin \
     "${@:5}" >"$dir/$name.json" 2>"$dir/$name.err" || rc=$?
   [ "$rc" = 0 ] || { echo "netdaq bench ($1, round $4) exited with $rc:" >&2; tail -5 "$dir/$name.err" >&2; }
@@ -216,10 +228,10 @@ for ((r = 1; r <= rounds; r++)); do
     fi
   done
   if [[ ",$only," == *,lat,* ]]; then
-    # ib_send_lat's t_typical (RTT / 2); netdaq one message at a time (rate-limited, bursts of 1),
-    # both threads busy-polling as ib_send_lat does: its median one-way latency
+    # both the median of round trip / 2, 2000 messages one at a time, busy polling: ib_send_lat's
+    # t_typical and netdaq's ping-pong p50 (headers only written and checked, as perftest)
     round "send latency 64B" us 0 "$r" perftest "$(perftest ib_send_lat 64 2000 5)" 0
-    netdaq_round "send latency 64B" us 0 "$r" --size 64 --count 2000 --rate-pps 2000 --batch 1 --busy-poll
+    netdaq_round "send latency 64B" us 0 "$r" --ping-pong --size 64 --count 2000 --no-verify
   fi
   echo "round $r of $rounds done" >&2
 done

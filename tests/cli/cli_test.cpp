@@ -294,7 +294,7 @@ TEST(Cli, BenchTcpCountsExactly) {
 // round trip, named as such (bench/rdma_vs_perftest.sh compares them with ib_send_lat's).
 void expect_ping_pong_returned_all(const Result& r, long long n) {
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("\"mode\": \"ping-pong\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"measure\": \"ping-pong\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"quantity\": \"round trip / 2\""), std::string::npos) << r.out;
   EXPECT_EQ(json_int(r.out, "messages"), n) << r.out;
   EXPECT_EQ(json_int(r.out, "returned"), n) << r.out;

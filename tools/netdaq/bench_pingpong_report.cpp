@@ -30,7 +30,7 @@ nlohmann::ordered_json ping_pong_json(const BenchOptions& o, const PingPongResul
     for (size_t i = 0; i < kDropReasons; ++i) total.drops[i] += s.drops[i];
   return {{"netdaq", version()},
           {"command", "bench"},
-          {"mode", "ping-pong"},
+          {"measure", "ping-pong"},
           {"protocol", o.protocol},
           {"size", o.size},
           {"quantity", kQuantity},
