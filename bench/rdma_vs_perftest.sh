@@ -23,9 +23,9 @@
 # trip is a sample (its p50 the exact median). The JSON names the quantity of both sides, the
 # netdaq side as netdaq's own JSON names it; any other name fails. A second line compares the
 # smallest round trip / 2 of the same runs (ib_send_lat's t_min, netdaq's min): under TCG
-# ib_send_lat's median flips between ~20 us and ~2-4 ms from one run to the next (its two
-# busy-polling processes and rxe's kernel work share the guest's two CPUs), and a case whose
-# rounds differ by more than 2x is marked NOISY (the JSON's "noisy").
+# ib_send_lat's median flipped between ~20 us and 2-4 ms from one run to the next while its two
+# busy-polling processes were left to the scheduler (now each has a CPU of its own), and a
+# case whose rounds differ by more than 2x is marked NOISY (the JSON's "noisy").
 #
 # What fails (exit status 1, after the table and the JSON): a figure missing (perftest printed
 # no result line, netdaq bench wrote no JSON or its JSON lacks packets, sent, loss or the
@@ -204,15 +204,19 @@ round() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$dir/rounds.tsv"; }
 
 # perftest TOOL SIZE ITERS COLUMN: server on device 1, client on device 0; prints the result
 # line's COLUMN (ib_*_bw: 4, BW average in Gb/s; ib_send_lat: 5, t_typical), nothing without one
+# ib_send_lat's server and client each on a CPU of their own: two busy-polling processes that
+# the scheduler put on one CPU take turns a tick at a time (t_typical 2-4 ms instead of ~20 us
+# in 3 of 5 unpinned rounds; netdaq --ping-pong is one thread and never meets that)
 perftest() {
-  local tool=$1 size=$2 n=$3 col=$4 server extra=()
+  local tool=$1 size=$2 n=$3 col=$4 server extra=() pin_server=() pin_client=()
   [ "$tool" = ib_send_lat ] || extra=(--report_gbits)
+  if [ "$tool" = ib_send_lat ] && [ "$(nproc)" -ge 2 ]; then pin_server=(taskset -c 1) pin_client=(taskset -c 0); fi
   port=$((port + 1))
-  timeout 120 "$tool" -d "$NDQ_RDMA_DEV1" -x "$NDQ_RDMA_GID_INDEX1" -s "$size" -n "$n" -F "${extra[@]}" -p "$port" \
+  "${pin_server[@]}" timeout 120 "$tool" -d "$NDQ_RDMA_DEV1" -x "$NDQ_RDMA_GID_INDEX1" -s "$size" -n "$n" -F "${extra[@]}" -p "$port" \
     >"$dir/perftest-server.log" 2>&1 &
   server=$!
   sleep 1
-  timeout 120 "$tool" -d "$NDQ_RDMA_DEV0" -x "$NDQ_RDMA_GID_INDEX0" -s "$size" -n "$n" -F "${extra[@]}" -p "$port" \
+  "${pin_client[@]}" timeout 120 "$tool" -d "$NDQ_RDMA_DEV0" -x "$NDQ_RDMA_GID_INDEX0" -s "$size" -n "$n" -F "${extra[@]}" -p "$port" \
     "$NDQ_RDMA_IP1" 2>&1 | tee "$dir/perftest-client.log" | awk -v s="$size" -v c="$col" '$1 == s && NF >= c {print $c}' | tail -1
   wait "$server" || true
 }
