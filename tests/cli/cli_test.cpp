@@ -1,5 +1,8 @@
 // Runs the netdaq CLI binary and checks its output and exit codes (docs/cli.md).
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -269,6 +272,37 @@ TEST(Cli, BenchFailsOnLossItsDropsDoNotExplain) {
   auto tx = run_cli({"bench", "--json", "--quiet", "--tx-only", "--count", "1000", "--destination", "127.0.0.1:47141"});
   EXPECT_EQ(tx.status, 0) << tx.out;
   EXPECT_NE(tx.out.find("\"checked\": false"), std::string::npos) << tx.out;
+}
+
+// A packet that is not the payload sent fails the bench too (exit 3), although the loss (unique
+// sequence numbers) still adds up: datagrams of another kind reach the receiver's port while
+// the bench runs. Before this check the run exited 0 with "malformed" above zero.
+TEST(Cli, BenchFailsOnMalformedPackets) {
+  constexpr uint16_t kPort = 47162;
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(fd, 0);
+  Result r;
+  std::thread bench([&] {
+    r = run_cli({"bench", "--json", "--quiet", "--count", "150000", "--rate-pps", "100000", "--address",
+                 "127.0.0.1:" + std::to_string(kPort)});
+  });
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(kPort);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const char junk[] = "not a netdaq payload";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the bench's receiver is up
+  for (int i = 0; i < 20; ++i) {  // bounded: 20 datagrams over 0.5 s, inside the 1.5 s run
+    ::sendto(fd, junk, sizeof junk, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ::close(fd);
+  bench.join();
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_GT(json_int(r.out, "malformed"), 0) << r.out;
+  EXPECT_NE(r.out.find("\"holds\": true"), std::string::npos) << "the loss itself adds up: " << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("netdaq bench: FAILED: 0 duplicate and [0-9,]+ malformed packets")))
+      << r.out;
 }
 
 TEST(Cli, BenchUdpSmallPacketsAccountEveryPacket) {

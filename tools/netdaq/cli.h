@@ -10,7 +10,7 @@ namespace netdaq::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;    // invalid config, bad option, setup failure
 inline constexpr int kExitLoss = 2;     // --expect-no-loss and something was lost or dropped
-inline constexpr int kExitUnaccounted = 3;  // bench: lost != counted drops (bench_check.h)
+inline constexpr int kExitUnaccounted = 3;  // bench: lost != counted drops (bench_check.h), duplicates, malformed
 
 void add_run_command(CLI::App& app, int* exit_code);
 void add_bench_command(CLI::App& app, int* exit_code);
