@@ -273,13 +273,8 @@ TEST(DpdkVeth, AfXdpCountsEveryFrameTestpmdSent) {
   Gatherer got({&q}, allowed_cpu(o.main_cpu), 40s, false);
   const VethFates before = veth_fates(lab, lab.b(), lab.a());
   const PeerReport tx = testpmd_txonly_af_packet(o);
-  // Until every frame sent has met its fate in the kernel (then the PMD has it, or missed it).
-  VethFates k;
-  for (const auto t0 = Clock::now(); Clock::now() - t0 < 10s;) {
-    k = veth_fates(lab, lab.b(), lab.a()) - before;
-    if (k.xdp_packets + k.dropped_by_sender >= (tx.ok ? tx.packets : kN) && k.xdp_fates() >= k.xdp_packets) break;
-    std::this_thread::sleep_for(5ms);
-  }
+  // Once every frame sent has met its fate in the kernel, the PMD has it, or missed it.
+  const VethFates k = await_veth_fates(lab, lab.b(), lab.a(), before, tx.ok ? tx.packets : kN);
   const auto received = got.finish(tx.ok ? tx.packets - k.dropped() : kN, 10s, 300ms);
   ASSERT_TRUE(tx.ok) << describe(tx);
   EXPECT_EQ(tx.packets, kN) << describe(tx);

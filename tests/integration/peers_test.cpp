@@ -193,14 +193,7 @@ TEST(TestpmdRxAfXdp, CountsEveryFrameSent) {
   o.flow = lab_flow(lab, lab.b(), lab.a(), 9000, kPort);
   o.count = kN;
   const PeerReport tx = testpmd_txonly_af_packet(o);
-  // Until every sent frame has met its fate in the kernel: the counters, not a sleep, say when
-  // the receiver has everything it will get.
-  VethFates k;
-  for (const auto t0 = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - t0 < 10s;) {
-    k = veth_fates(lab, lab.b(), lab.a()) - before;
-    if (k.xdp_packets + k.dropped_by_sender >= tx.packets && k.xdp_fates() >= k.xdp_packets) break;
-    std::this_thread::sleep_for(5ms);
-  }
+  const VethFates k = await_veth_fates(lab, lab.b(), lab.a(), before, tx.packets);
   const PeerReport r = rx.stop();
   ASSERT_TRUE(tx.ok) << describe(tx);
   ASSERT_TRUE(r.ok) << describe(r);

@@ -3,6 +3,7 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace ndqtest {
 
@@ -56,6 +57,17 @@ VethFates veth_fates(const NetnsLab& lab, const NetnsLab::Side& sender, const Ne
 VethFates operator-(const VethFates& now, const VethFates& before) {
   return {now.dropped_by_sender - before.dropped_by_sender, now.xdp_packets - before.xdp_packets,
           now.xdp_redirect - before.xdp_redirect, now.xdp_drops - before.xdp_drops, now.drops - before.drops};
+}
+
+VethFates await_veth_fates(const NetnsLab& lab, const NetnsLab::Side& sender, const NetnsLab::Side& receiver,
+                           const VethFates& before, uint64_t sent, std::chrono::milliseconds timeout) {
+  VethFates k;
+  for (const auto t0 = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - t0 < timeout;) {
+    k = veth_fates(lab, sender, receiver) - before;
+    if (k.xdp_packets + k.dropped_by_sender >= sent && k.xdp_fates() >= k.xdp_packets) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return k;
 }
 
 std::string VethFates::describe() const {

@@ -5,6 +5,7 @@
 // XDP_DROP, or dropped because the redirect failed (the socket's ring was full).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -31,5 +32,12 @@ struct VethFates {
 VethFates veth_fates(const NetnsLab& lab, const NetnsLab::Side& sender, const NetnsLab::Side& receiver);
 // What was counted between two snapshots.
 VethFates operator-(const VethFates& now, const VethFates& before);
+// What was counted since `before`, once every one of `sent` frames has met its fate in the
+// kernel (reached the receiver's XDP or was dropped by the sender's veth, and XDP counted what
+// it did with it), or `timeout` passed: the counters, not a sleep, say when the receiver has
+// everything it will get.
+VethFates await_veth_fates(const NetnsLab& lab, const NetnsLab::Side& sender, const NetnsLab::Side& receiver,
+                           const VethFates& before, uint64_t sent,
+                           std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 }  // namespace ndqtest

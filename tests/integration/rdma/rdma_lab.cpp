@@ -26,17 +26,15 @@ uint64_t device_counter(const char* device_env, const std::string& counter) {
   return v;
 }
 
-Wire::Wire()
-    : sent0_(device_counter("NDQ_RDMA_DEV0", "sent_pkts")),
-      rcvd0_(device_counter("NDQ_RDMA_DEV0", "rcvd_pkts")),
-      sent1_(device_counter("NDQ_RDMA_DEV1", "sent_pkts")),
-      rcvd1_(device_counter("NDQ_RDMA_DEV1", "rcvd_pkts")) {}
+Wire::Counts Wire::now() {
+  return {device_counter("NDQ_RDMA_DEV0", "sent_pkts"), device_counter("NDQ_RDMA_DEV0", "rcvd_pkts"),
+          device_counter("NDQ_RDMA_DEV1", "sent_pkts"), device_counter("NDQ_RDMA_DEV1", "rcvd_pkts")};
+}
 
 ::testing::AssertionResult Wire::crossed(uint64_t to_dev1, uint64_t to_dev0) const {
-  const uint64_t sent0 = device_counter("NDQ_RDMA_DEV0", "sent_pkts") - sent0_;
-  const uint64_t rcvd0 = device_counter("NDQ_RDMA_DEV0", "rcvd_pkts") - rcvd0_;
-  const uint64_t sent1 = device_counter("NDQ_RDMA_DEV1", "sent_pkts") - sent1_;
-  const uint64_t rcvd1 = device_counter("NDQ_RDMA_DEV1", "rcvd_pkts") - rcvd1_;
+  const Counts c = now();
+  const uint64_t sent0 = c.sent0 - start_.sent0, rcvd0 = c.rcvd0 - start_.rcvd0;
+  const uint64_t sent1 = c.sent1 - start_.sent1, rcvd1 = c.rcvd1 - start_.rcvd1;
   const std::string counts = "device 0 sent " + std::to_string(sent0) + " / received " + std::to_string(rcvd0) +
                              " packets, device 1 sent " + std::to_string(sent1) + " / received " +
                              std::to_string(rcvd1) + " (sent_pkts / rcvd_pkts)";

@@ -38,11 +38,14 @@ uint64_t device_counter(const char* device_env, const std::string& counter);
 //   const Wire wire;  ...  EXPECT_TRUE(wire.crossed(kN));
 class Wire {
  public:
-  Wire();
   ::testing::AssertionResult crossed(uint64_t to_dev1, uint64_t to_dev0 = 0) const;
 
  private:
-  uint64_t sent0_, rcvd0_, sent1_, rcvd1_;
+  struct Counts {
+    uint64_t sent0, rcvd0, sent1, rcvd1;
+  };
+  static Counts now();
+  Counts start_ = now();
 };
 
 // Queue pairs of this host whose type is `type` ("RC", "UC"), as `rdma resource show qp` lists them.
