@@ -30,6 +30,9 @@ packages=(
   # Operations (issue 17): the Prometheus endpoint is served with cpp-httplib; tests check the
   # exposition with promtool and scrape it with a real Prometheus server (both in prometheus)
   libcpp-httplib-dev prometheus
+  # Wire formats (issue 31): Wireshark's own VITA-49 dissector (tshark's vrt) checks the
+  # fields the test generators write
+  tshark
 )
 
 missing=()

@@ -75,6 +75,12 @@ enum class ReorderMode : uint8_t {
   arrival,   // gather in arrival order: slot = packets so far in the frame
   immediate, // as sequence, the sequence being the packet's immediate data (Packet::immediate():
              // rdma op write_imm; 32 bits, unwrapped), so the CPU never reads the payload
+  // Placement by the sensor's own headers (docs/gpu.md, "Frames from the sensor's headers"):
+  // a decoder (src/protocols) yields per packet the stream, and spans (frame, byte offset,
+  // bytes); frames are byte ranges of frame_bytes, presence kept per granule.
+  fields,    // generic fields declared in `fields:` (frame + index or byte_offset, stream, marker)
+  spead,     // SPEAD-64-48 / -64-40 heaps: heap counter, heap size, heap offset, payload length
+  vita49,    // VITA-49.2 signal data packets placed by their sample-count timestamp
 };
 const char* to_string(ReorderMode m) noexcept;
 
@@ -101,6 +107,44 @@ const char* to_string(LaunchMode m) noexcept;
 // 1,024 would stop validating, so bigger jobs are the application's choice (job_packets: N).
 inline constexpr uint32_t kAutoJobPackets = 1024;
 
+// An unsigned field of the UDP payload (rx.reorder.fields): `bits` bits (8, 16, 32 or 64) at
+// `offset` in `byte_order`, then (value >> shift) & mask.
+struct PacketField {
+  uint32_t offset = 0;
+  uint8_t bits = 0;  // 0: not declared
+  ByteOrder byte_order = ByteOrder::big;
+  uint8_t shift = 0;
+  uint64_t mask = ~uint64_t{0};
+  bool declared() const noexcept { return bits != 0; }
+};
+
+// mode fields: which fields say where a packet goes. frame is required, and one of index
+// (slot = index, offset = index x payload_size) or byte_offset (the offset itself).
+struct FieldPlacement {
+  PacketField frame;
+  PacketField index;
+  PacketField byte_offset;
+  PacketField stream;     // several sensors on one queue (default: one stream)
+  PacketField marker;     // non-zero: the packet ends its frame
+  PacketField timestamp;  // kept as the frame's timestamp (metadata)
+};
+
+// mode spead: the item-pointer widths come from each packet's header (64-48 or 64-40).
+struct SpeadOptions {
+  // An immediate item whose value names the stream (several senders on one queue); 0: the
+  // packet's flow id (rx.flows) is the stream.
+  uint64_t stream_item = 0;
+};
+
+// mode vita49: a frame is samples_per_frame samples of sample_bytes each; a packet's first
+// sample is its fractional timestamp (TSF sample count), plus integer seconds x sample_rate
+// when sample_rate is set (TSF counting samples within the second).
+struct Vita49Options {
+  uint32_t samples_per_frame = 0;  // required
+  uint32_t sample_bytes = 4;       // bytes per sample (4: 16-bit I + 16-bit Q)
+  uint64_t sample_rate = 0;        // samples per second of the integer timestamp; 0: TSF alone
+};
+
 struct ReorderConfig {
   std::string name;                 // label; default "<iface>/reorder<queue>"
   uint16_t queue = 0;               // rx queue id whose packets it takes
@@ -126,7 +170,21 @@ struct ReorderConfig {
   // of fewer packets are gathered and bigger ones go alone.
   std::optional<uint32_t> job_packets;
   uint32_t job_timeout_us = 100;
+  // Modes fields, spead and vita49 (byte placement):
+  uint64_t frame_bytes = 0;         // input bytes of the largest frame (its buffer); spead: heaps
+                                    // say their size, up to this; fields + index: packets_per_frame x payload_size when 0
+  uint32_t granule = 0;             // bytes per presence bit (spans start on one); 0: payload_size
+                                    // (fields + index), 8 (byte_offset, spead), sample_bytes (vita49)
+  uint32_t max_streams = 1;         // streams (sensors) on this queue; packets of more count as no_stream
+  FieldPlacement fields;
+  SpeadOptions spead;
+  Vita49Options vita49;
 };
+
+// True for the modes placed by a decoder's spans (fields, spead, vita49).
+constexpr bool places_spans(ReorderMode m) noexcept {
+  return m == ReorderMode::fields || m == ReorderMode::spead || m == ReorderMode::vita49;
+}
 
 struct RxConfig {
   std::vector<QueueConfig> queues;
