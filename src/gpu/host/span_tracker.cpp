@@ -1,0 +1,304 @@
+#include "gpu/host/span_tracker.h"
+
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "netdaq/status.h"
+
+namespace netdaq::gpu {
+
+using protocols::Decoded;
+using protocols::Span;
+
+SpanTracker::SpanTracker(const SpanTrackerConfig& cfg) : cfg_(cfg) {
+  const auto bad = [](const std::string& what) { throw Error(Errc::invalid_config, "span tracker: " + what); };
+  if (cfg.frame_bytes == 0) bad("frame_bytes must be at least 1");
+  if (cfg.granule == 0) bad("granule must be at least 1");
+  if (cfg.max_open_frames == 0 || cfg.max_streams == 0) bad("max_open_frames and max_streams must be at least 1");
+  if (uint64_t{cfg.frame_buffers} < uint64_t{cfg.max_open_frames} * cfg.max_streams)
+    bad("frame_buffers must be at least max_open_frames x max_streams");
+  const uint64_t words = (granules_of(cfg.frame_bytes) + 63) / 64;
+  if (words > UINT32_MAX) bad("too many granules per frame");
+  words_ = static_cast<uint32_t>(words);
+  bits_.assign(size_t{cfg.frame_buffers} * words_, 0);
+  meta_.resize(cfg.frame_buffers);
+  open_.resize(size_t{cfg.max_streams} * cfg.max_open_frames);
+  windows_.resize(cfg.max_streams);
+  streams_.reserve(cfg.max_streams);
+  table_.assign(std::bit_ceil(size_t{cfg.max_streams} * 2), 0);
+  free_.reserve(cfg.frame_buffers);
+  for (uint32_t b = cfg.frame_buffers; b-- > 0;) free_.push_back(b);
+  closed_.resize(cfg.frame_buffers);
+}
+
+uint32_t SpanTracker::stream_index(uint64_t key) noexcept {
+  if (last_index_ != kNoBuffer && streams_[last_index_].key == key) return last_index_;
+  const size_t mask = table_.size() - 1;
+  for (size_t h = (key * 0x9E3779B97F4A7C15ull) >> 40 & mask;; h = (h + 1) & mask) {
+    const uint32_t e = table_[h];
+    if (e == 0) {
+      if (streams_.size() == cfg_.max_streams) return kNoBuffer;
+      streams_.push_back(StreamState{key, {}});  // capacity reserved: no allocation
+      table_[h] = static_cast<uint32_t>(streams_.size());
+      return last_index_ = static_cast<uint32_t>(streams_.size() - 1);
+    }
+    if (streams_[e - 1].key == key) return last_index_ = e - 1;
+  }
+}
+
+// The nearest value to the newest frame seen that has these low bits.
+bool SpanTracker::unwrap(Window& w, uint64_t raw, uint8_t bits, uint64_t* frame) noexcept {
+  if (bits >= 64) {
+    *frame = raw;
+    return true;
+  }
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
+  raw &= mask;
+  if (!w.started) {
+    *frame = w.newest = raw;
+    return true;
+  }
+  const uint64_t diff = (raw - w.newest) & mask;
+  const bool back = diff > (mask >> 1);
+  const uint64_t step = back ? (mask - diff + 1) : diff;
+  if (back && step > w.newest) return false;  // before the stream's first frame
+  *frame = back ? w.newest - step : w.newest + step;
+  if (!back) w.newest = *frame;
+  return true;
+}
+
+void SpanTracker::open_frame(uint32_t s, Open& o, uint64_t frame, uint64_t now_ns) noexcept {
+  o.active = true;
+  o.ended = false;
+  o.frame = frame;
+  o.granules = 0;
+  o.opened_ns = now_ns;
+  o.buffer = kNoBuffer;
+  if (free_.empty()) return;
+  o.buffer = free_.back();
+  free_.pop_back();
+  std::fill_n(&bits_[size_t{o.buffer} * words_], words_, 0);
+  FrameMeta& m = meta_[o.buffer];
+  m.stream = streams_[s].key;
+  m.frame = frame;
+  m.size = 0;
+  m.bytes_present = 0;
+  m.has_timestamp = false;
+  m.timestamp = m.timestamp_frac = 0;
+  m.timestamp_offset = UINT64_MAX;
+  m.nitems = 0;
+}
+
+// The open frame of stream s that `frame` is, opening it (and closing older ones) if new;
+// null when it is late.
+SpanTracker::Open* SpanTracker::frame_of(uint32_t s, uint64_t frame, uint64_t now_ns, SpanOutcome* why) noexcept {
+  Window& w = windows_[s];
+  const uint64_t n = cfg_.max_open_frames;
+  if (!w.started) {
+    // The window reaches back from the first frame seen: a stream that starts out of order
+    // loses nothing, and frames before its first packet are not "skipped".
+    w.started = true;
+    w.base = frame >= n - 1 ? frame - (n - 1) : 0;
+    w.first_frame = frame;
+  }
+  if (frame < w.first_frame) w.first_frame = frame;
+  if (frame < w.base) {
+    *why = SpanOutcome::late;
+    return nullptr;
+  }
+  if (frame >= w.base + n) advance_to(s, frame - n + 1);
+  Open& o = open_of(s, frame);
+  if (!o.active) open_frame(s, o, frame, now_ns);
+  return &o;
+}
+
+// Marks the span's granules in frame o (its buffer set); the frame's size is `size`.
+SpanOutcome SpanTracker::mark(Open& o, const Span& sp, uint64_t size) noexcept {
+  const uint64_t g = cfg_.granule, end = sp.offset + sp.bytes;
+  if (sp.offset % g != 0 || (end % g != 0 && end != size) || end > size || sp.bytes == 0) return SpanOutcome::malformed;
+  uint64_t* bits = &bits_[size_t{o.buffer} * words_];
+  const uint64_t first = sp.offset / g, last = granules_of(end);  // granules [first, last)
+  // Any granule already present makes the whole span a duplicate (nothing is overwritten).
+  for (uint64_t k = first; k < last;) {
+    const uint64_t w = k / 64, lo = k % 64, hi = std::min<uint64_t>(64, lo + (last - k));
+    const uint64_t m = (hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1);
+    if (bits[w] & m) return SpanOutcome::duplicate;
+    k += hi - lo;
+  }
+  for (uint64_t k = first; k < last;) {
+    const uint64_t w = k / 64, lo = k % 64, hi = std::min<uint64_t>(64, lo + (last - k));
+    bits[w] |= (hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1);
+    k += hi - lo;
+  }
+  o.granules += last - first;
+  meta_[o.buffer].bytes_present += sp.bytes;
+  return SpanOutcome::placed;
+}
+
+uint32_t SpanTracker::place(const Decoded& d, uint64_t stream_key, uint64_t now_ns, PlacedSpan* out,
+                            SpanOutcome* outcome) noexcept {
+  const uint32_t s = stream_index(stream_key);
+  if (s == kNoBuffer) {
+    ++stats_.no_stream;
+    *outcome = SpanOutcome::no_stream;
+    return 0;
+  }
+  SpanStats& st = streams_[s].stats;
+  ++st.packets;
+  uint32_t placed = 0;
+  SpanOutcome first_failure = SpanOutcome::malformed;
+  bool failed = false;
+  for (unsigned i = 0; i < d.nspans; ++i) {
+    const Span& sp = d.spans[i];
+    SpanOutcome why = SpanOutcome::placed;
+    uint64_t frame = 0;
+    Open* o = nullptr;
+    if (!unwrap(windows_[s], sp.frame, d.frame_bits, &frame)) why = SpanOutcome::late;
+    else o = frame_of(s, frame, now_ns, &why);
+    if (o && o->buffer == kNoBuffer) why = SpanOutcome::no_buffer, o = nullptr;
+    if (o && o->ended) why = SpanOutcome::late, o = nullptr;  // after its marker or completion
+    if (o) {
+      FrameMeta& m = meta_[o->buffer];
+      const uint64_t said = d.frame_bytes;
+      if (said > cfg_.frame_bytes || (said && m.size && said != m.size)) {
+        why = SpanOutcome::malformed;  // bigger than a buffer, or a size that changed
+      } else {
+        if (said) m.size = said;
+        const bool last = d.marker && i + 1 == d.nspans;
+        const uint64_t size = m.size ? m.size : last ? sp.offset + sp.bytes : cfg_.frame_bytes;
+        why = mark(*o, sp, size);
+        if (why == SpanOutcome::placed) {
+          if (last && !m.size) m.size = size;
+          if (sp.offset < m.timestamp_offset && d.has_timestamp) {
+            m.has_timestamp = true;
+            m.timestamp = d.timestamp;
+            m.timestamp_frac = d.timestamp_frac;
+            m.timestamp_offset = sp.offset;
+          }
+          for (unsigned k = 0; k < d.nitems; ++k) {
+            uint32_t j = 0;
+            while (j < m.nitems && m.items[j].id != d.items[k].id) ++j;
+            if (j < protocols::kMaxItems) {
+              m.items[j] = d.items[k];
+              if (j == m.nitems) ++m.nitems;
+            }
+          }
+          out[placed++] = PlacedSpan{o->buffer, sp.offset, sp.packet_offset, sp.bytes};
+          const uint64_t total = granules_of(m.size ? m.size : cfg_.frame_bytes);
+          if (last || o->granules == total) {
+            if (!m.size) m.size = cfg_.frame_bytes;
+            o->ended = true;
+            close_ready(s);
+          }
+        }
+      }
+    }
+    if (why != SpanOutcome::placed && !failed) first_failure = why, failed = true;
+  }
+  SpanOutcome result = placed ? SpanOutcome::placed : failed ? first_failure : SpanOutcome::malformed;
+  *outcome = result;
+  uint64_t SpanStats::*counter = nullptr;
+  switch (result) {
+    case SpanOutcome::placed: counter = &SpanStats::placed; break;
+    case SpanOutcome::duplicate: counter = &SpanStats::duplicate; break;
+    case SpanOutcome::late: counter = &SpanStats::late; break;
+    case SpanOutcome::no_buffer: counter = &SpanStats::no_buffer; break;
+    default: counter = &SpanStats::malformed; break;
+  }
+  ++(st.*counter);
+  ++(stats_.*counter);
+  return placed;
+}
+
+void SpanTracker::close(uint32_t s, Open& o) noexcept {
+  o.active = false;
+  SpanStats& st = streams_[s].stats;
+  if (o.buffer == kNoBuffer) {
+    ++st.frames_dropped, ++stats_.frames_dropped;
+    return;
+  }
+  FrameMeta& m = meta_[o.buffer];
+  if (!m.size) m.size = cfg_.frame_bytes;
+  const bool complete = m.bytes_present >= m.size && o.granules >= granules_of(m.size);
+  if (complete) {
+    ++st.frames_complete, ++stats_.frames_complete;
+  } else {
+    ++st.frames_incomplete, ++stats_.frames_incomplete;
+    const uint64_t missing = m.size > m.bytes_present ? m.size - m.bytes_present : 0;
+    st.bytes_missing += missing, stats_.bytes_missing += missing;
+  }
+  closed_[(closed_head_ + closed_count_) % closed_.size()] = SpanClosedFrame{o.buffer, s, complete};
+  ++closed_count_;
+}
+
+void SpanTracker::advance_to(uint32_t s, uint64_t new_base) noexcept {
+  Window& w = windows_[s];
+  SpanStats& st = streams_[s].stats;
+  const uint64_t window_end = w.base + cfg_.max_open_frames;
+  for (uint64_t f = w.base; f < new_base && f < window_end; ++f) {
+    Open& o = open_of(s, f);
+    if (o.active && o.frame == f) close(s, o);
+    else if (f > w.first_frame) ++st.frames_skipped, ++stats_.frames_skipped;
+  }
+  if (new_base > window_end) {
+    const uint64_t skipped = new_base - std::max(window_end, w.first_frame + 1);
+    st.frames_skipped += skipped, stats_.frames_skipped += skipped;
+  }
+  w.base = new_base;
+  close_ready(s);
+}
+
+void SpanTracker::close_ready(uint32_t s) noexcept {
+  Window& w = windows_[s];
+  for (;;) {
+    Open& o = open_of(s, w.base);
+    if (!(o.active && o.frame == w.base && o.ended)) return;
+    close(s, o);
+    ++w.base;
+  }
+}
+
+void SpanTracker::expire(uint64_t now_ns) noexcept {
+  for (uint32_t s = 0; s < streams_.size(); ++s) {
+    Window& w = windows_[s];
+    while (w.started) {
+      // The oldest open frame decides: newer frames were opened later.
+      uint64_t f = w.base;
+      const uint64_t end = w.base + cfg_.max_open_frames;
+      while (f < end && !(open_of(s, f).active && open_of(s, f).frame == f)) ++f;
+      if (f == end || now_ns - open_of(s, f).opened_ns < cfg_.timeout_ns) break;
+      advance_to(s, f + 1);
+    }
+  }
+}
+
+void SpanTracker::close_all() noexcept {
+  for (uint32_t s = 0; s < streams_.size(); ++s) {
+    Window& w = windows_[s];
+    if (!w.started) continue;
+    uint64_t next = w.base;
+    for (uint64_t f = w.base; f < w.base + cfg_.max_open_frames; ++f) {
+      Open& o = open_of(s, f);
+      if (o.active && o.frame == f) {
+        close(s, o);
+        next = f + 1;
+      }
+    }
+    w.base = next;
+  }
+}
+
+bool SpanTracker::pop_closed(SpanClosedFrame* out) noexcept {
+  if (closed_count_ == 0) return false;
+  *out = closed_[closed_head_];
+  closed_head_ = (closed_head_ + 1) % closed_.size();
+  --closed_count_;
+  return true;
+}
+
+void SpanTracker::release_buffer(uint32_t buffer) noexcept {
+  if (buffer < cfg_.frame_buffers && free_.size() < cfg_.frame_buffers) free_.push_back(buffer);
+}
+
+}  // namespace netdaq::gpu

@@ -1,0 +1,141 @@
+// Frame bookkeeping of the placement model (protocols/decoder.h), on the CPU (no CUDA): per
+// stream, a window of open frames; per frame, which granules (bytes per presence bit) arrived.
+// Decides for each span of a packet whether it is placed (and where: frame buffer, byte
+// offset), a duplicate, late, outside its frame, or without a buffer; closes frames when
+// every byte is present, on a marker, when newer frames push them out of the window, or after
+// a timeout. Frames of one stream leave in frame order. Spans start on a granule and end on
+// one or at the frame's end, so each granule's presence is exact (docs/gpu.md).
+// The existing modes are this model's special case of one span per packet at granule =
+// payload_size; they keep FrameTracker, whose fast path reads no decoder
+// (tests/unit/span_tracker_test.cpp checks both give the same frames).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "protocols/decoder.h"
+
+namespace netdaq::gpu {
+
+struct SpanTrackerConfig {
+  uint64_t frame_bytes = 0;      // the largest frame (a buffer), input bytes
+  uint32_t granule = 1;          // bytes per presence bit
+  uint32_t max_open_frames = 4;  // per stream
+  uint32_t frame_buffers = 8;    // shared by every stream; >= max_open_frames x max_streams
+  uint32_t max_streams = 1;
+  uint64_t timeout_ns = 10'000'000;
+};
+
+// Why a packet was not placed, or placed. A packet counts once: placed when any span was.
+enum class SpanOutcome : uint8_t { placed, duplicate, late, no_buffer, malformed, no_stream };
+
+// One span to copy: bytes [packet_offset, +bytes) of the packet to byte `offset` of a buffer.
+struct PlacedSpan {
+  uint32_t buffer = 0;
+  uint64_t offset = 0;
+  uint32_t packet_offset = 0;
+  uint32_t bytes = 0;
+};
+
+struct SpanClosedFrame {
+  uint32_t buffer = 0;
+  uint32_t stream_index = 0;
+  bool complete = false;
+};
+
+// What the application gets with a frame (Frame's metadata; docs/gpu.md).
+struct FrameMeta {
+  uint64_t stream = 0;
+  uint64_t frame = 0;          // the frame number (unwrapped)
+  uint64_t size = 0;           // input bytes of the frame (from a header, a marker, or frame_bytes)
+  uint64_t bytes_present = 0;  // input bytes that arrived
+  bool has_timestamp = false;
+  uint64_t timestamp = 0, timestamp_frac = 0;  // of the packet holding the lowest offset seen
+  uint64_t timestamp_offset = UINT64_MAX;
+  uint32_t nitems = 0;
+  protocols::Item items[protocols::kMaxItems];
+};
+
+struct SpanStats {
+  uint64_t packets = 0;  // packets of this stream (every outcome but no_stream)
+  uint64_t placed = 0, duplicate = 0, late = 0, no_buffer = 0, malformed = 0, no_stream = 0;
+  uint64_t frames_complete = 0, frames_incomplete = 0, frames_skipped = 0, frames_dropped = 0;
+  uint64_t bytes_missing = 0;  // bytes of incomplete frames that never arrived (zero-filled)
+};
+
+struct StreamState {
+  uint64_t key = 0;
+  SpanStats stats;
+};
+
+class SpanTracker {
+ public:
+  static constexpr uint32_t kNoBuffer = UINT32_MAX;
+
+  explicit SpanTracker(const SpanTrackerConfig& cfg);  // throws Error on an impossible config
+
+  // The packet's spans (d.verdict == data) of stream `stream_key`: writes the spans to copy to
+  // out (up to kMaxSpans) and returns how many; *outcome says how the packet counts. Never
+  // allocates or throws.
+  uint32_t place(const protocols::Decoded& d, uint64_t stream_key, uint64_t now_ns, PlacedSpan* out,
+                 SpanOutcome* outcome) noexcept;
+  void expire(uint64_t now_ns) noexcept;  // closes frames older than the timeout
+  void close_all() noexcept;              // end of stream
+  bool pop_closed(SpanClosedFrame* out) noexcept;
+  bool has_closed() const noexcept { return closed_count_ != 0; }
+  void release_buffer(uint32_t buffer) noexcept;
+
+  const FrameMeta& meta(uint32_t buffer) const noexcept { return meta_[buffer]; }
+  // Presence bits of a buffer's frame (bit g set: granule g arrived); words_per_frame() words.
+  const uint64_t* presence(uint32_t buffer) const noexcept { return &bits_[size_t{buffer} * words_]; }
+  uint32_t words_per_frame() const noexcept { return words_; }
+  uint32_t granule() const noexcept { return cfg_.granule; }
+  const SpanStats& stats() const noexcept { return stats_; }
+  const std::vector<StreamState>& streams() const noexcept { return streams_; }
+  uint32_t free_buffers() const noexcept { return static_cast<uint32_t>(free_.size()); }
+
+ private:
+  struct Open {
+    bool active = false;
+    bool ended = false;       // all bytes present, or its marker seen: closes once at the base
+    uint64_t frame = 0;
+    uint32_t buffer = kNoBuffer;
+    uint64_t granules = 0;    // present
+    uint64_t opened_ns = 0;
+  };
+  struct Window {
+    bool started = false;
+    uint64_t base = 0;        // oldest frame still open
+    uint64_t first_frame = 0; // lowest frame that got a packet
+    uint64_t newest = 0;      // newest unwrapped frame (narrow counters)
+  };
+  uint32_t stream_index(uint64_t key) noexcept;  // kNoBuffer: table full
+  bool unwrap(Window& w, uint64_t raw, uint8_t bits, uint64_t* frame) noexcept;
+  Open& open_of(uint32_t s, uint64_t frame) noexcept {
+    return open_[size_t{s} * cfg_.max_open_frames + frame % cfg_.max_open_frames];
+  }
+  Open* frame_of(uint32_t s, uint64_t frame, uint64_t now_ns, SpanOutcome* why) noexcept;
+  void open_frame(uint32_t s, Open& o, uint64_t frame, uint64_t now_ns) noexcept;
+  void advance_to(uint32_t s, uint64_t new_base) noexcept;
+  void close(uint32_t s, Open& o) noexcept;
+  void close_ready(uint32_t s) noexcept;
+  SpanOutcome mark(Open& o, const protocols::Span& sp, uint64_t size) noexcept;
+  uint64_t granules_of(uint64_t bytes) const noexcept { return (bytes + cfg_.granule - 1) / cfg_.granule; }
+
+  SpanTrackerConfig cfg_;
+  uint32_t words_;
+  std::vector<uint64_t> bits_;      // frame_buffers x words_
+  std::vector<FrameMeta> meta_;     // frame_buffers
+  std::vector<Open> open_;          // max_streams x max_open_frames
+  std::vector<Window> windows_;     // max_streams
+  std::vector<StreamState> streams_;  // the streams seen, in order of their first packet
+  std::vector<uint32_t> table_;     // open addressing: stream key -> index + 1 (0: empty)
+  uint32_t last_index_ = kNoBuffer; // the stream of the packet before
+  std::vector<uint32_t> free_;
+  std::vector<SpanClosedFrame> closed_;
+  size_t closed_head_ = 0, closed_count_ = 0;
+  SpanStats stats_;
+};
+
+}  // namespace netdaq::gpu
