@@ -52,13 +52,17 @@ struct PipelineStats {
   uint64_t packets_placed = 0;
   uint64_t duplicate = 0;     // a packet whose slot was already filled
   uint64_t late = 0;          // its frame was already closed
-  uint64_t malformed = 0;     // shorter than payload_offset + payload_size or the sequence field
+  uint64_t malformed = 0;     // shorter than payload_offset + payload_size or the sequence field;
+                              // span modes: the decoder refused it, or a span outside its frame
+  uint64_t control = 0;       // span modes: valid packets that carry no frame bytes (VITA-49 context, SPEAD stop)
+  uint64_t no_stream = 0;     // span modes: a stream beyond max_streams
   uint64_t no_buffer = 0;     // its frame found no free frame buffer (the app holds them all)
   uint64_t frames_complete = 0;
   uint64_t frames_incomplete = 0;  // closed by timeout, by newer frames, or by flush()
   uint64_t frames_skipped = 0;     // frames that got no packet at all (gap in the sequence)
   uint64_t frames_dropped = 0;     // frames whose packets all counted as no_buffer
-  uint64_t packets_missing = 0;    // empty slots of incomplete frames (zero-filled)
+  uint64_t packets_missing = 0;    // empty slots of incomplete frames (zero-filled; slot modes)
+  uint64_t bytes_missing = 0;      // input bytes of incomplete frames that never arrived (span modes)
   uint64_t bytes_to_gpu = 0;       // input bytes moved to the GPU
   uint64_t jobs = 0;               // GPU jobs run
   uint64_t waits = 0;              // submit() waited for a GPU job to finish (GPU behind)
@@ -67,6 +71,35 @@ struct PipelineStats {
 };
 
 class FramePipeline;
+
+// An item a frame's packets carried by value (SPEAD immediate items other than 0x1-0x4).
+struct FrameItem {
+  uint64_t id = 0;
+  uint64_t value = 0;
+};
+
+// One stream's counters (span modes; docs/gpu.md): a stream is a sensor on the queue.
+struct StreamStats {
+  uint64_t stream = 0;  // its key: stream id, stream field or item, or flow id
+  uint64_t packets = 0, packets_placed = 0, duplicate = 0, late = 0, no_buffer = 0, malformed = 0;
+  uint64_t frames_complete = 0, frames_incomplete = 0, frames_skipped = 0, frames_dropped = 0;
+  uint64_t bytes_missing = 0;
+};
+
+// What a frame is, besides its bytes (docs/gpu.md, "Frame metadata").
+struct FrameInfo {
+  uint64_t index = 0;           // frame number: sequence / packets_per_frame, or the decoder's
+  uint64_t stream = 0;          // span modes: the stream key (0 in slot modes)
+  size_t bytes = 0;             // output bytes of the frame
+  uint64_t bytes_expected = 0;  // input bytes the frame should hold
+  uint64_t bytes_received = 0;  // ... and those that arrived
+  uint32_t expected = 0;        // presence units (packets in slot modes, granules in span modes)
+  uint32_t received = 0;
+  uint32_t granule = 0;         // input bytes per presence unit (slot modes: payload_size)
+  bool has_timestamp = false;   // span modes: the sensor's time of the frame's first byte
+  uint64_t timestamp = 0;       // integer part (VITA-49 TSI, a fields timestamp)
+  uint64_t timestamp_frac = 0;  // fractional part (VITA-49 TSF)
+};
 
 // A finished frame in GPU memory: complete, or flushed with zeros where packets are missing.
 // Move-only; the frame buffer goes back to the pipeline when the Frame is released.
@@ -80,26 +113,29 @@ class Frame {
   ~Frame();
 
   explicit operator bool() const noexcept { return owner_ != nullptr; }
-  uint64_t index() const noexcept { return index_; }        // sequence / packets_per_frame
+  uint64_t index() const noexcept { return info_.index; }   // sequence / packets_per_frame, or the frame number
   void* data() const noexcept { return data_; }             // device pointer
-  size_t size_bytes() const noexcept { return bytes_; }
-  uint32_t packets_expected() const noexcept { return expected_; }
-  uint32_t packets_received() const noexcept { return received_; }
-  bool complete() const noexcept { return received_ == expected_; }
-  // Bit i (word i/64, bit i%64) set: packet i of the frame is missing (its slot holds zeros).
+  size_t size_bytes() const noexcept { return info_.bytes; }
+  // Presence units: packets (slot modes), granules (span modes: granule() input bytes each).
+  uint32_t packets_expected() const noexcept { return info_.expected; }
+  uint32_t packets_received() const noexcept { return info_.received; }
+  bool complete() const noexcept { return info_.received == info_.expected; }
+  // Bit i (word i/64, bit i%64) set: unit i of the frame is missing (it holds zeros).
   std::span<const uint64_t> missing() const noexcept { return missing_; }
+  uint64_t stream() const noexcept { return info_.stream; }
+  const FrameInfo& info() const noexcept { return info_; }
+  // SPEAD: the heap's immediate items (the last value of each id); empty otherwise.
+  std::span<const FrameItem> items() const noexcept { return items_; }
   void release() noexcept;
 
  private:
   friend class FramePipeline;
   FramePipeline* owner_ = nullptr;
   uint32_t buffer_ = 0;
-  uint64_t index_ = 0;
   void* data_ = nullptr;
-  size_t bytes_ = 0;
-  uint32_t expected_ = 0;
-  uint32_t received_ = 0;
+  FrameInfo info_;
   std::span<const uint64_t> missing_;
+  std::span<const FrameItem> items_;
 };
 
 class FramePipeline {
@@ -126,6 +162,8 @@ class FramePipeline {
   void synchronize();
 
   PipelineStats stats() const noexcept;
+  // Span modes: one entry per stream seen, in order of its first packet (empty in slot modes).
+  std::vector<StreamStats> stream_stats() const;
   const ReorderConfig& config() const noexcept;
   Stream stream() const noexcept;   // GPU work of this pipeline is ordered on this stream
   size_t frame_bytes() const noexcept;

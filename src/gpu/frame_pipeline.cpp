@@ -5,6 +5,7 @@
 // Bursts are held until the GPU has read them; frames come out once the last job that wrote
 // them has completed.
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 #include "core/log.h"
@@ -13,15 +14,18 @@
 #include "gpu/cuda_check.h"
 #include "gpu/host/frame_tracker.h"
 #include "gpu/host/packet_fields.h"
+#include "gpu/host/span_tracker.h"
 #include "gpu/place_executor.h"
 #include "netdaq/gpu.h"
 #include "netdaq/session.h"
+#include "protocols/decoder.h"
 
 namespace netdaq::gpu {
 namespace {
 
 TrackerConfig tracker_config(const ReorderConfig& c) {
   TrackerConfig t;
+  if (places_spans(c.mode)) return TrackerConfig{1, 1, 1, 64, false, 0};  // unused: SpanTracker places
   t.packets_per_frame = c.packets_per_frame;
   t.max_open_frames = c.max_open_frames;
   t.frame_buffers = c.frame_buffers;
@@ -35,6 +39,7 @@ TrackerConfig tracker_config(const ReorderConfig& c) {
 // reads) and the bursts whose buffers it reads.
 struct JobSlot {
   PlacementEntry* entries = nullptr;
+  SpanEntry* span_entries = nullptr;  // span modes (the same memory)
   uint32_t count = 0;
   std::byte* stage = nullptr;  // staging copy: its device staging buffer
   uint32_t nsrc = 0;           // entries with a staging place
@@ -65,6 +70,14 @@ struct FramePipeline::Impl {
   uint32_t fast_len = UINT32_MAX;  // mode sequence: a first segment this long holds seq and samples
 
   FrameTracker tracker;
+  // Span modes (fields, spead, vita49): the decoder says where each packet goes.
+  bool span_mode = false;
+  std::unique_ptr<protocols::Decoder> decoder;
+  std::unique_ptr<SpanTracker> spans;
+  protocols::Decoded decoded;
+  uint64_t frame_in_bytes = 0;     // input bytes of the largest frame
+  uint64_t decoder_malformed = 0, control = 0;
+  const char* last_reason = nullptr;  // the last malformed reason logged
   std::unique_ptr<PlaceExecutor> exec;
   std::byte* frames = nullptr;     // frame_buffers * frame_bytes, device memory
   std::byte* stage_mem = nullptr;  // staging copy: depth * job_capacity staging places
@@ -84,9 +97,16 @@ struct FramePipeline::Impl {
   uint64_t submit_ns = 0;
 
   explicit Impl(const ReorderConfig& c) : cfg(c), tracker(tracker_config(c)) {}
+  uint32_t span_words() const noexcept { return spans->words_per_frame(); }
+  uint64_t out_of(uint64_t in) const noexcept { return converted_bytes(in, cfg.input, cfg.output); }
+  void add_span(uint64_t src, uint64_t dst, uint32_t bytes, bool staged) noexcept;
+  void place_span_packet(const Packet& p, uint64_t now) noexcept;
+  void take_closed_spans() noexcept;
+  void zero_fill_spans(const SpanClosedFrame& f) noexcept;
   ~Impl();
 
-  void setup(uint32_t batch, bool copy_staging, uint32_t queue_bursts);
+  // max_span: span modes, the largest packet payload (the queue's buffers).
+  void setup(uint32_t batch, bool copy_staging, uint32_t queue_bursts, uint32_t max_span);
   void retire(uint64_t now_ns = 0) noexcept;
   void wait_for_slot() noexcept;
   void submit_current() noexcept;
@@ -119,7 +139,7 @@ FramePipeline::Impl::~Impl() {
 }
 
 // queue_bursts: bursts the queue has (ring_depth), or 0 when unknown (no session).
-void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queue_bursts) {
+void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queue_bursts, uint32_t max_span) {
   const std::string who = "gpu frame pipeline '" + cfg.name + "'";
   if (cfg.launch == LaunchMode::persistent && copy_staging)
     throw Error(Errc::invalid_config, who + ": launch persistent needs staging: direct (the persistent kernel "
@@ -127,9 +147,27 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   use_device(cfg.gpu, who);
   copy = copy_staging;
   max_batch = batch;
-  in_bytes = cfg.payload_size;
-  out_slot_bytes = static_cast<uint32_t>(converted_bytes(in_bytes, cfg.input, cfg.output));
-  frame_bytes = size_t{out_slot_bytes} * cfg.packets_per_frame;
+  span_mode = places_spans(cfg.mode);
+  if (span_mode) {
+    // in_bytes: the largest span (a packet's payload), which sizes staging places.
+    in_bytes = cfg.payload_size ? cfg.payload_size : max_span;
+    frame_in_bytes = protocols::frame_bytes_of(cfg);
+    frame_bytes = out_of(frame_in_bytes);
+    out_slot_bytes = static_cast<uint32_t>(std::min<uint64_t>(out_of(in_bytes), UINT32_MAX));
+    decoder = protocols::make_decoder(cfg);
+    SpanTrackerConfig t;
+    t.frame_bytes = frame_in_bytes;
+    t.granule = protocols::granule_of(cfg);
+    t.max_open_frames = cfg.max_open_frames;
+    t.frame_buffers = cfg.frame_buffers;
+    t.max_streams = cfg.max_streams;
+    t.timeout_ns = uint64_t{cfg.frame_timeout_us} * 1000;
+    spans = std::make_unique<SpanTracker>(t);
+  } else {
+    in_bytes = cfg.payload_size;
+    out_slot_bytes = static_cast<uint32_t>(converted_bytes(in_bytes, cfg.input, cfg.output));
+    frame_bytes = size_t{out_slot_bytes} * cfg.packets_per_frame;
+  }
   seq_bytes = cfg.seq_bits / 8;
   if (cfg.mode == ReorderMode::sequence)
     fast_len = std::max(cfg.payload_offset + in_bytes, cfg.seq_offset + seq_bytes);
@@ -152,12 +190,14 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
           who + ": cudaMallocAsync of " + std::to_string(n) + " bytes of staging buffers");
   }
   check(cudaStreamSynchronize(alloc_stream), who + ": frame and staging buffer allocation");
-  check(cudaHostAlloc(reinterpret_cast<void**>(&entry_mem), sizeof(PlacementEntry) * job_capacity * depth,
+  const size_t entry_size = span_mode ? sizeof(SpanEntry) : sizeof(PlacementEntry);
+  check(cudaHostAlloc(reinterpret_cast<void**>(&entry_mem), entry_size * job_capacity * depth,
                       cudaHostAllocMapped | cudaHostAllocPortable),
         who + ": cudaHostAlloc of placement lists");
   slots.resize(depth);
   for (uint32_t k = 0; k < depth; ++k) {
     slots[k].entries = entry_mem + size_t{k} * job_capacity;
+    slots[k].span_entries = reinterpret_cast<SpanEntry*>(entry_mem) + size_t{k} * job_capacity;
     slots[k].bursts.resize(bursts_per_job);
     if (copy) slots[k].stage = stage_mem + uint64_t{k} * job_capacity * staging_stride(in_bytes);
   }
@@ -166,7 +206,7 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   opts.depth = depth;
   opts.max_entries = job_capacity;
   exec = make_executor(cfg.launch, opts);
-  missing.assign(size_t{cfg.frame_buffers} * tracker.words_per_frame(), 0);
+  missing.assign(size_t{cfg.frame_buffers} * (span_mode ? span_words() : tracker.words_per_frame()), 0);
   pending.resize(cfg.frame_buffers);
   detail::log()->info("{}: gpu {}, {} B frames ({} x {} B {}), staging {}, launch {}, {} jobs in flight, jobs of {}",
                       who, cfg.gpu, frame_bytes, cfg.packets_per_frame, out_slot_bytes, to_string(cfg.output),
@@ -204,7 +244,12 @@ void FramePipeline::Impl::submit_current() noexcept {
     return;
   }
   cudaSetDevice(cfg.gpu);
-  if (copy) {
+  if (span_mode) {
+    // Each span its own length (staged or read in place alike).
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < s.count; ++i) n += s.span_entries[i].src ? s.span_entries[i].bytes : 0;
+    stats.bytes_to_gpu += n;
+  } else if (copy) {
     stats.bytes_to_gpu += uint64_t{s.nsrc} * in_bytes;
   } else {
     // In place: the kernel reads the packets; count the sample bytes it pulls.
@@ -221,6 +266,7 @@ void FramePipeline::Impl::submit_current() noexcept {
   job.in_format = cfg.input;
   job.out_format = cfg.output;
   job.in_order = cfg.sample_byte_order;
+  job.spans = span_mode;
   // The slot was free when building started, so the executor has room: false is a CUDA
   // fault (synchronize() throws it). The burst goes back; its frames never complete.
   // Staging copy: one launch gathers the job's packets, then places them.
@@ -327,14 +373,106 @@ const Packet* FramePipeline::Impl::place_run(const Packet* pk, const Packet* end
   return pk;
 }
 
+void FramePipeline::Impl::add_span(uint64_t src, uint64_t dst, uint32_t bytes, bool staged) noexcept {
+  if (!building) begin_job();
+  if (cur->count == job_capacity) {  // spill: this job goes now, the rest into the next one
+    submit_current();
+    begin_job();
+  }
+  cur->span_entries[cur->count++] = SpanEntry{src, dst, bytes, staged ? ++cur->nsrc : 0};
+}
+
+// The missing bytes of a closed frame get zeros, one entry per run of missing granules; the
+// frame's missing bitmap is kept for the application.
+void FramePipeline::Impl::zero_fill_spans(const SpanClosedFrame& f) noexcept {
+  const FrameMeta& m = spans->meta(f.buffer);
+  const uint64_t* present = spans->presence(f.buffer);
+  const uint32_t words = span_words();
+  uint64_t* miss = &missing[size_t{f.buffer} * words];
+  const uint64_t g = spans->granule(), units = (m.size + g - 1) / g;
+  for (uint32_t w = 0; w < words; ++w) {
+    uint64_t bits = ~present[w];
+    if (uint64_t{w} * 64 >= units) bits = 0;
+    else if (units - uint64_t{w} * 64 < 64) bits &= (uint64_t{1} << (units - uint64_t{w} * 64)) - 1;
+    miss[w] = bits;
+  }
+  if (f.complete) return;
+  const uint64_t base = uint64_t{f.buffer} * frame_bytes;
+  for (uint64_t u = 0; u < units;) {
+    if (!(miss[u / 64] >> (u % 64) & 1)) {
+      ++u;
+      continue;
+    }
+    uint64_t end = u + 1;
+    while (end < units && (miss[end / 64] >> (end % 64) & 1)) ++end;
+    // Output bytes [out(u g), out(min(end g, size))), in pieces a 32-bit entry holds.
+    uint64_t from = out_of(u * g);
+    const uint64_t to = out_of(std::min(end * g, m.size));
+    while (from < to) {
+      const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(to - from, 1u << 30));
+      add_span(0, base + from, n, false);
+      from += n;
+    }
+    u = end;
+  }
+}
+
+void FramePipeline::Impl::take_closed_spans() noexcept {
+  SpanClosedFrame f;
+  while (spans->pop_closed(&f)) {
+    zero_fill_spans(f);
+    const uint64_t after = exec->submitted() + (building ? 1 : 0);
+    pending[(pending_head + pending_count) % pending.size()] =
+        PendingFrame{ClosedFrame{spans->meta(f.buffer).frame, f.buffer, 0, f.complete}, after};
+    ++pending_count;
+  }
+}
+
+// A packet of a span mode: the decoder says where its bytes go, the tracker whether they go.
+void FramePipeline::Impl::place_span_packet(const Packet& p, uint64_t now) noexcept {
+  decoder->decode(p.segment(0), p.size(), decoded);
+  if (decoded.verdict == protocols::Verdict::data && decoded.nspans == 0) decoded.verdict = protocols::Verdict::control;
+  // Every span must be readable in one segment and no larger than a staging place.
+  for (unsigned i = 0; decoded.verdict == protocols::Verdict::data && i < decoded.nspans; ++i) {
+    const protocols::Span& sp = decoded.spans[i];
+    if (sp.bytes > in_bytes || !packet_bytes(p, sp.packet_offset, sp.bytes))
+      decoded.malformed(sp.bytes > in_bytes ? "a span larger than the largest packet" : "a span across the header split");
+  }
+  if (decoded.verdict != protocols::Verdict::data) {
+    if (decoded.verdict == protocols::Verdict::control) {
+      ++control;
+      return;
+    }
+    if (decoder_malformed++ == 0 || decoded.reason != last_reason)
+      detail::log()->debug("gpu pipeline '{}': malformed packet: {}", cfg.name, decoded.reason);
+    last_reason = decoded.reason;
+    return;
+  }
+  PlacedSpan placed[protocols::kMaxSpans];
+  SpanOutcome outcome;
+  const uint32_t n = spans->place(decoded, decoded.has_stream ? decoded.stream : p.flow(), now, placed, &outcome);
+  for (uint32_t i = 0; i < n; ++i) {
+    const PlacedSpan& ps = placed[i];
+    const std::byte* src = packet_bytes(p, ps.packet_offset, ps.bytes);
+    add_span(reinterpret_cast<uint64_t>(src), uint64_t{ps.buffer} * frame_bytes + out_of(ps.offset), ps.bytes, copy);
+  }
+  if (spans->has_closed()) take_closed_spans();
+}
+
 void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
   const uint64_t now = submit_ns = detail::monotonic_ns();
   if (building) submit_if_due(now);
-  tracker.expire(now);
-  take_closed();
   const Packet* pk = burst.begin();
   const Packet* const end = burst.end();
   const uint32_t n = static_cast<uint32_t>(end - pk);
+  if (span_mode) {
+    spans->expire(now);
+    take_closed_spans();
+    for (; pk != end; ++pk) place_span_packet(*pk, now);
+  } else {
+    tracker.expire(now);
+    take_closed();
+  }
   while (pk != end) {
     if (building && fast_len != UINT32_MAX && (pk = place_run(pk, end)) == end) break;
     place_one(*pk++, now);
@@ -358,9 +496,12 @@ void FramePipeline::Impl::submit_if_due(uint64_t now) noexcept {
 
 // ---------------------------------------------------------------------------------------
 
+// Span modes without a session: spans up to payload_size, or a jumbo frame's payload.
+constexpr uint32_t kDefaultMaxSpan = 9216;
+
 FramePipeline::FramePipeline(const ReorderConfig& cfg) : impl_(std::make_unique<Impl>(cfg)) {
   if (impl_->cfg.name.empty()) impl_->cfg.name = "reorder";
-  impl_->setup(1024, !detail::reads_in_place(cfg.staging, nullptr), 0);
+  impl_->setup(1024, !detail::reads_in_place(cfg.staging, nullptr), 0, kDefaultMaxSpan);
 }
 
 FramePipeline::FramePipeline(Session& session, std::string_view interface, const ReorderConfig& cfg) {
@@ -376,10 +517,18 @@ FramePipeline::FramePipeline(Session& session, std::string_view interface, const
   const QueueConfig* q = nullptr;
   for (const auto& rq : iface->rx.queues)
     if (rq.id == cfg.queue) q = &rq;
-  const MemoryRegionConfig* samples = detail::segment_region(check, *q, cfg.payload_offset, cfg.payload_size);
+  // Span modes read spans anywhere in a packet: its first segment's region decides, and the
+  // largest span is what the queue's buffers hold.
+  const bool by_spans = places_spans(cfg.mode);
+  const MemoryRegionConfig* samples = by_spans ? detail::segment_region(check, *q, 0, 1)
+                                               : detail::segment_region(check, *q, cfg.payload_offset, cfg.payload_size);
+  uint64_t buffer_bytes = 0;
+  for (const auto& name : q->memory_regions)
+    if (const auto* r = check.find_region(name)) buffer_bytes += r->buf_size;
   impl_ = std::make_unique<Impl>(cfg);
   if (impl_->cfg.name.empty()) impl_->cfg.name = std::string(interface) + "/reorder" + std::to_string(cfg.queue);
-  impl_->setup(q->batch_size, !detail::reads_in_place(cfg.staging, samples), q->ring_depth);
+  impl_->setup(q->batch_size, !detail::reads_in_place(cfg.staging, samples), q->ring_depth,
+               static_cast<uint32_t>(std::min<uint64_t>(buffer_bytes ? buffer_bytes : kDefaultMaxSpan, 1u << 20)));
 }
 
 FramePipeline::~FramePipeline() = default;
@@ -393,8 +542,13 @@ Frame FramePipeline::next_frame() noexcept {
   Impl& m = *impl_;
   const uint64_t now = m.submit_ns ? m.submit_ns : detail::monotonic_ns();
   m.submit_ns = 0;
-  m.tracker.expire(now);
-  m.take_closed();
+  if (m.span_mode) {
+    m.spans->expire(now);
+    m.take_closed_spans();
+  } else {
+    m.tracker.expire(now);
+    m.take_closed();
+  }
   m.submit_if_due(now);  // zeros of frames that just timed out; a gathering job when due
   m.retire(now);
   if (m.pending_count == 0) return {};
@@ -403,13 +557,37 @@ Frame FramePipeline::next_frame() noexcept {
   Frame f;
   f.owner_ = this;
   f.buffer_ = p.frame.buffer;
-  f.index_ = p.frame.index;
   f.data_ = m.frames + size_t{p.frame.buffer} * m.frame_bytes;
-  f.bytes_ = m.frame_bytes;
-  f.expected_ = m.cfg.packets_per_frame;
-  f.received_ = p.frame.received;
-  f.missing_ = std::span<const uint64_t>(&m.missing[size_t{p.frame.buffer} * m.tracker.words_per_frame()],
-                                         m.tracker.words_per_frame());
+  FrameInfo& info = f.info_;
+  info.index = p.frame.index;
+  if (m.span_mode) {
+    const FrameMeta& meta = m.spans->meta(p.frame.buffer);
+    const uint64_t g = m.spans->granule(), units = (meta.size + g - 1) / g;
+    const uint32_t words = m.span_words();
+    uint64_t missing = 0;
+    for (uint32_t w = 0; w < words; ++w) missing += std::popcount(m.missing[size_t{p.frame.buffer} * words + w]);
+    info.stream = meta.stream;
+    info.bytes = m.out_of(meta.size);
+    info.bytes_expected = meta.size;
+    info.bytes_received = meta.bytes_present;
+    info.expected = static_cast<uint32_t>(units);
+    info.received = static_cast<uint32_t>(units - missing);
+    info.granule = static_cast<uint32_t>(g);
+    info.has_timestamp = meta.has_timestamp;
+    info.timestamp = meta.timestamp;
+    info.timestamp_frac = meta.timestamp_frac;
+    f.missing_ = std::span<const uint64_t>(&m.missing[size_t{p.frame.buffer} * words], (units + 63) / 64);
+    f.items_ = std::span<const FrameItem>(meta.items, meta.nitems);
+  } else {
+    info.bytes = m.frame_bytes;
+    info.expected = m.cfg.packets_per_frame;
+    info.received = p.frame.received;
+    info.granule = m.cfg.payload_size;
+    info.bytes_expected = uint64_t{m.cfg.packets_per_frame} * m.cfg.payload_size;
+    info.bytes_received = uint64_t{p.frame.received} * m.cfg.payload_size;
+    f.missing_ = std::span<const uint64_t>(&m.missing[size_t{p.frame.buffer} * m.tracker.words_per_frame()],
+                                           m.tracker.words_per_frame());
+  }
   m.pending_head = (m.pending_head + 1) % m.pending.size();
   --m.pending_count;
   return f;
@@ -418,8 +596,13 @@ Frame FramePipeline::next_frame() noexcept {
 void FramePipeline::flush() noexcept {
   Impl& m = *impl_;
   cudaSetDevice(m.cfg.gpu);
-  m.tracker.close_all();
-  m.take_closed();
+  if (m.span_mode) {
+    m.spans->close_all();
+    m.take_closed_spans();
+  } else {
+    m.tracker.close_all();
+    m.take_closed();
+  }
   if (m.building) m.submit_current();
 }
 
@@ -431,8 +614,25 @@ void FramePipeline::synchronize() {
 }
 
 PipelineStats FramePipeline::stats() const noexcept {
-  PipelineStats s = impl_->stats;
-  const TrackerStats& t = impl_->tracker.stats();
+  const Impl& m = *impl_;
+  PipelineStats s = m.stats;
+  if (m.span_mode) {
+    const SpanStats& t = m.spans->stats();
+    s.packets_placed = t.placed;
+    s.duplicate = t.duplicate;
+    s.late = t.late;
+    s.no_buffer = t.no_buffer;
+    s.malformed = m.decoder_malformed + t.malformed;
+    s.control = m.control;
+    s.no_stream = t.no_stream;
+    s.frames_complete = t.frames_complete;
+    s.frames_incomplete = t.frames_incomplete;
+    s.frames_skipped = t.frames_skipped;
+    s.frames_dropped = t.frames_dropped;
+    s.bytes_missing = t.bytes_missing;
+    return s;
+  }
+  const TrackerStats& t = m.tracker.stats();
   s.packets_placed = t.placed;
   s.duplicate = t.duplicate;
   s.late = t.late;
@@ -445,9 +645,19 @@ PipelineStats FramePipeline::stats() const noexcept {
   return s;
 }
 
+std::vector<StreamStats> FramePipeline::stream_stats() const {
+  std::vector<StreamStats> out;
+  if (!impl_->span_mode) return out;
+  for (const StreamState& st : impl_->spans->streams()) out.push_back(to_stream_stats(st));
+  return out;
+}
+
 const ReorderConfig& FramePipeline::config() const noexcept { return impl_->cfg; }
 Stream FramePipeline::stream() const noexcept { return impl_->exec->stream(); }
 size_t FramePipeline::frame_bytes() const noexcept { return impl_->frame_bytes; }
-void FramePipeline::release_frame(uint32_t buffer) noexcept { impl_->tracker.release_buffer(buffer); }
+void FramePipeline::release_frame(uint32_t buffer) noexcept {
+  if (impl_->span_mode) impl_->spans->release_buffer(buffer);
+  else impl_->tracker.release_buffer(buffer);
+}
 
 }  // namespace netdaq::gpu

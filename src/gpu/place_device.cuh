@@ -359,6 +359,52 @@ struct JobRun {
   }
 };
 
+// Span jobs (PlaceJob::spans): each entry its own length and destination, so the format
+// switch runs per entry (not per byte) with the entry's sizes.
+struct SpanOnce {
+  const std::byte* s;
+  std::byte* d;
+  unsigned tid, nthreads;
+  template <class Path>
+  NDQ_HD void operator()(const Path& path) const { path(s, d, tid, nthreads); }
+};
+
+NDQ_HD void place_span(const PlaceJob& job, const SpanEntry& e, std::byte* stage, unsigned tid, unsigned nt) {
+  std::byte* dst = job.out + e.dst;
+  if (e.src == 0) return zero_fill(dst, e.bytes, tid, nt);
+  const std::byte* src = stage && e.stage ? stage + staged_at(e.stage - 1, e.src, job.in_bytes)
+                                          : reinterpret_cast<const std::byte*>(e.src);
+  PlaceJob one = job;
+  one.in_bytes = e.bytes;
+  one.out_slot_bytes = static_cast<uint32_t>(converted_size(e.bytes, job.in_format, job.out_format));
+  with_path(one, SpanOnce{src, dst, tid, nt});
+}
+
+// gather_entry for a span: its own length, its staging place sized by the job's largest span.
+NDQ_HD void gather_span(const SpanEntry& e, std::byte* stage, uint32_t max_bytes, unsigned tid, unsigned nt) {
+  if (e.src == 0 || e.stage == 0) return;
+  const uint64_t first = e.src & ~uint64_t{15}, end = (e.src + e.bytes + 15) & ~uint64_t{15};
+  std::byte* to = stage + staged_at(e.stage - 1, e.src, max_bytes) - (e.src & 15);
+  copy_vectors<16, 1>(reinterpret_cast<const std::byte*>(first), to, static_cast<uint32_t>((end - first) / 16), tid, nt);
+}
+
+// JobRun's grouping for span jobs, threads per entry sized by the largest span.
+NDQ_HD void span_job_threads(const PlaceJob& job, std::byte* stage, bool gather, unsigned block, unsigned nblocks,
+                             unsigned tid, unsigned nthreads) {
+  const uint64_t spare = job.count ? uint64_t{nblocks} * nthreads / job.count : nthreads;
+  const uint64_t need = (uint64_t{job.in_bytes} + 16 * kUnroll - 1) / (16 * kUnroll);
+  const uint64_t want = spare > need ? spare : need;
+  unsigned size = 1;
+  while (size * 2 <= want && size * 2 <= nthreads) size *= 2;
+  const unsigned groups = nthreads / size, g = tid / size;
+  if (g >= groups) return;
+  const uint64_t stride = uint64_t{nblocks} * groups;
+  for (uint64_t i = uint64_t{block} * groups + g; i < job.count; i += stride) {
+    if (gather) gather_span(job.span_entries[i], stage, job.in_bytes, tid - g * size, size);
+    else place_span(job, job.span_entries[i], stage, tid - g * size, size);
+  }
+}
+
 struct EntryOnce {
   const PlaceJob& job;
   const PlacementEntry& e;
@@ -380,6 +426,7 @@ NDQ_HD void place_entry(const PlaceJob& job, const PlacementEntry& e, unsigned t
 // threads, one packet per group at a time (see JobRun). The format switch is outside the entry loop: each path's
 // loop is compiled on its own, which keeps registers low.
 NDQ_HD void place_job_threads(const PlaceJob& job, unsigned block, unsigned nblocks, unsigned tid, unsigned nthreads) {
+  if (job.spans) return detail::span_job_threads(job, nullptr, false, block, nblocks, tid, nthreads);
   detail::with_path(job, detail::JobRun{job, block, nblocks, tid, nthreads});
 }
 
@@ -392,6 +439,7 @@ __device__ __forceinline__ void place_job(const PlaceJob& job, unsigned block, u
 // gather pass before any starts placing (place_staged_job: a block barrier between them).
 NDQ_HD void staged_job_threads(const PlaceJob& job, std::byte* stage, bool gather, unsigned block, unsigned nblocks,
                                unsigned tid, unsigned nthreads) {
+  if (job.spans) return detail::span_job_threads(job, stage, gather, block, nblocks, tid, nthreads);
   detail::with_path(job, detail::JobRun{job, block, nblocks, tid, nthreads, stage, gather});
 }
 

@@ -28,8 +28,22 @@ struct PlacementEntry {
 };
 static_assert(sizeof(PlacementEntry) == 16);
 
+// One span of the placement model (protocols/decoder.h) -> its own place in the output ring.
+// src == 0: zero-fill `bytes` output bytes at dst (the missing bytes of a closed frame).
+struct SpanEntry {
+  uint64_t src = 0;    // device-accessible address of the span's input bytes
+  uint64_t dst = 0;    // byte offset in the output ring (output bytes)
+  uint32_t bytes = 0;  // input bytes (zero-fill: output bytes)
+  uint32_t stage = 0;  // as PlacementEntry::stage
+};
+static_assert(sizeof(SpanEntry) == 24);
+
 struct PlaceJob {
-  const PlacementEntry* entries = nullptr;  // device-accessible (device or mapped pinned memory)
+  // Device-accessible (device or mapped pinned memory): PlacementEntry, or SpanEntry when spans.
+  union {
+    const PlacementEntry* entries = nullptr;
+    const SpanEntry* span_entries;
+  };
   uint32_t count = 0;                       // entries
   uint32_t in_bytes = 0;                    // input bytes per packet (all packets the same)
   std::byte* out = nullptr;                 // output ring base (device memory)
@@ -37,7 +51,11 @@ struct PlaceJob {
   SampleFormat in_format = SampleFormat::raw;
   SampleFormat out_format = SampleFormat::raw;
   ByteOrder in_order = ByteOrder::little;   // byte order of multi-byte input samples
+  // 1: span_entries, each with its own length and destination; in_bytes is then the largest
+  // span (staging places and threads per entry are sized by it), out_slot_bytes unused.
+  uint8_t spans = 0;
 };
+static_assert(sizeof(PlaceJob) == 32, "the persistent kernel relays a job as 8 words");
 
 // Staging place k of a staged launch for a packet at src: places are in_bytes rounded up to 16,
 // plus 16, apart (room for the whole 16-byte vectors that hold the packet), and each copy

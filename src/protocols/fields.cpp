@@ -38,9 +38,10 @@ void FieldsDecoder::decode(std::span<const std::byte> first, uint32_t packet_len
   } else {
     read_field(f_.byte_offset, first, &where);
   }
-  if (packet_len < payload_offset_ || (payload_size_ && packet_len - payload_offset_ < payload_size_))
-    return out.malformed("shorter than payload_offset + payload_size");
-  const uint32_t bytes = payload_size_ ? payload_size_ : packet_len - payload_offset_;
+  // payload_size is the most a packet carries (the index step); a frame's last packet may
+  // carry fewer (the tracker accepts a short span only where the frame ends).
+  if (packet_len <= payload_offset_) return out.malformed("no payload after payload_offset");
+  const uint32_t bytes = payload_size_ ? std::min(payload_size_, packet_len - payload_offset_) : packet_len - payload_offset_;
   if (f_.stream.declared()) {
     out.has_stream = true;
     read_field(f_.stream, first, &out.stream);

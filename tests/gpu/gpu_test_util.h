@@ -22,11 +22,12 @@ namespace ndqtest {
 
 // Every packet handed to a pipeline ends in exactly one of its outcomes.
 inline ::testing::AssertionResult pipeline_accounted(const ::netdaq::gpu::PipelineStats& s) {
-  const uint64_t out = s.packets_placed + s.duplicate + s.late + s.malformed + s.no_buffer;
+  const uint64_t out = s.packets_placed + s.duplicate + s.late + s.malformed + s.no_buffer + s.control + s.no_stream;
   if (s.packets_in == out) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "packets_in " << s.packets_in << " != placed " << s.packets_placed
                                        << " + duplicate " << s.duplicate << " + late " << s.late << " + malformed "
-                                       << s.malformed << " + no_buffer " << s.no_buffer;
+                                       << s.malformed << " + no_buffer " << s.no_buffer << " + control " << s.control
+                                       << " + no_stream " << s.no_stream;
 }
 
 }  // namespace ndqtest

@@ -4,8 +4,7 @@
 namespace netdaq::gpu {
 
 Frame::Frame(Frame&& o) noexcept
-    : owner_(o.owner_), buffer_(o.buffer_), index_(o.index_), data_(o.data_), bytes_(o.bytes_),
-      expected_(o.expected_), received_(o.received_), missing_(o.missing_) {
+    : owner_(o.owner_), buffer_(o.buffer_), data_(o.data_), info_(o.info_), missing_(o.missing_), items_(o.items_) {
   o.owner_ = nullptr;
 }
 
@@ -14,12 +13,10 @@ Frame& Frame::operator=(Frame&& o) noexcept {
     release();
     owner_ = o.owner_;
     buffer_ = o.buffer_;
-    index_ = o.index_;
     data_ = o.data_;
-    bytes_ = o.bytes_;
-    expected_ = o.expected_;
-    received_ = o.received_;
+    info_ = o.info_;
     missing_ = o.missing_;
+    items_ = o.items_;
     o.owner_ = nullptr;
   }
   return *this;

@@ -11,6 +11,23 @@ namespace netdaq::gpu {
 using protocols::Decoded;
 using protocols::Span;
 
+StreamStats to_stream_stats(const StreamState& s) noexcept {
+  StreamStats o;
+  o.stream = s.key;
+  o.packets = s.stats.packets;
+  o.packets_placed = s.stats.placed;
+  o.duplicate = s.stats.duplicate;
+  o.late = s.stats.late;
+  o.no_buffer = s.stats.no_buffer;
+  o.malformed = s.stats.malformed;
+  o.frames_complete = s.stats.frames_complete;
+  o.frames_incomplete = s.stats.frames_incomplete;
+  o.frames_skipped = s.stats.frames_skipped;
+  o.frames_dropped = s.stats.frames_dropped;
+  o.bytes_missing = s.stats.bytes_missing;
+  return o;
+}
+
 SpanTracker::SpanTracker(const SpanTrackerConfig& cfg) : cfg_(cfg) {
   const auto bad = [](const std::string& what) { throw Error(Errc::invalid_config, "span tracker: " + what); };
   if (cfg.frame_bytes == 0) bad("frame_bytes must be at least 1");
@@ -180,7 +197,7 @@ uint32_t SpanTracker::place(const Decoded& d, uint64_t stream_key, uint64_t now_
             uint32_t j = 0;
             while (j < m.nitems && m.items[j].id != d.items[k].id) ++j;
             if (j < protocols::kMaxItems) {
-              m.items[j] = d.items[k];
+              m.items[j] = FrameItem{d.items[k].id, d.items[k].value};
               if (j == m.nitems) ++m.nitems;
             }
           }

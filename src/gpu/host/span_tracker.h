@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "netdaq/gpu.h"
 #include "protocols/decoder.h"
 
 namespace netdaq::gpu {
@@ -54,7 +55,7 @@ struct FrameMeta {
   uint64_t timestamp = 0, timestamp_frac = 0;  // of the packet holding the lowest offset seen
   uint64_t timestamp_offset = UINT64_MAX;
   uint32_t nitems = 0;
-  protocols::Item items[protocols::kMaxItems];
+  FrameItem items[protocols::kMaxItems];
 };
 
 struct SpanStats {
@@ -68,6 +69,8 @@ struct StreamState {
   uint64_t key = 0;
   SpanStats stats;
 };
+
+StreamStats to_stream_stats(const StreamState& s) noexcept;
 
 class SpanTracker {
  public:
