@@ -107,7 +107,8 @@ Vita49Decoder::Vita49Decoder(const Vita49Options& options) noexcept : options_(o
 
 void Vita49Decoder::decode(std::span<const std::byte> first, uint32_t packet_len, Decoded& out) const noexcept {
   out.reset();
-  if (packet_len < kWordBytes || first.size() < kWordBytes) return out.malformed("shorter than a VRT header word");
+  if (packet_len < kWordBytes) return out.malformed("shorter than a VRT header word");
+  if (first.size() < kWordBytes) return out.malformed("headers beyond the first segment");
   const Header h = parse_header(read_be32(first.data()));
   if (is_reserved(h.type)) return out.malformed("reserved VRT packet type");
 

@@ -58,9 +58,16 @@ struct StreamState {
   uint32_t id = 0;                // stream id (0 for type 0 packets)
   std::vector<std::byte> samples; // every frame's bytes, one after another
   uint64_t sent = 0;              // samples sent
-  uint8_t count = 0;              // data packet count
-  uint8_t context_count = 0;
+  uint8_t count = 0;              // the next data packet's count
+  uint8_t context_count = 0;      // ... and context packet's
 };
+
+// The packet count of the next packet of a stream; counts are mod 16.
+uint8_t next_count(uint8_t& count) {
+  const uint8_t now = count;
+  count = (count + 1) & 15;
+  return now;
+}
 
 VrtPacketFields common_fields(const Vita49GenOptions& o, uint64_t sample) {
   VrtPacketFields f;
@@ -78,7 +85,7 @@ VrtPacketFields common_fields(const Vita49GenOptions& o, uint64_t sample) {
 
 class Sensor {
  public:
-  explicit Sensor(const Vita49GenOptions& o) : o_(o) {
+  Sensor(const Vita49GenOptions& o, std::vector<VrtPacketFields>* fields) : o_(o), fields_(fields) {
     check_options(o_);
     frame_bytes_ = uint64_t{o_.samples_per_frame} * o_.sample_bytes;
     std::mt19937_64 rng(o_.seed);
@@ -88,7 +95,7 @@ class Sensor {
       s.id = id;
       s.samples.resize(frame_bytes_ * o_.frames);
       for (auto& b : s.samples) b = static_cast<std::byte>(rng());
-      s.count = s.context_count = o_.first_packet_count;
+      s.count = s.context_count = o_.first_packet_count & 15;
       streams_.push_back(std::move(s));
     }
   }
@@ -118,11 +125,10 @@ class Sensor {
     f.stream_id = s.id;
     f.trailer = o_.trailer;
     f.trailer_word = 0x000C0000u | s.count;  // arbitrary indicators: the receiver ignores them
-    f.packet_count = s.count++;
+    f.packet_count = next_count(s.count);
     f.payload.assign(s.samples.begin() + static_cast<std::ptrdiff_t>(start),
                      s.samples.begin() + static_cast<std::ptrdiff_t>(start + bytes));
-    GeneratedPacket p;
-    p.payload = encode_vrt_packet(f);
+    GeneratedPacket p = encode(f);
     add_truth(s, start, bytes, vrt_prologue_words(f) * kWord, p);
     s.sent += samples;
     out_.packets.push_back(std::move(p));
@@ -159,19 +165,26 @@ class Sensor {
     VrtPacketFields f = common_fields(o_, first_sample() + s.sent);
     f.type = kVrtContext;
     f.stream_id = s.id | kVrtContextStreamBit;
-    f.packet_count = s.context_count++;
+    f.packet_count = next_count(s.context_count);
     const bool rate = o_.sample_rate != 0 && o_.sample_rate < (uint64_t{1} << (63 - kSampleRateRadix));
     std::vector<std::byte> fields;
     put_be32(fields, rate ? kCif0SampleRate : 0);
     if (rate) put_be64(fields, o_.sample_rate << kSampleRateRadix);
     f.payload = std::move(fields);
-    GeneratedPacket p;
-    p.payload = encode_vrt_packet(f);
+    GeneratedPacket p = encode(f);
     p.control = true;
     out_.packets.push_back(std::move(p));
   }
 
+  GeneratedPacket encode(const VrtPacketFields& f) {
+    if (fields_) fields_->push_back(f);
+    GeneratedPacket p;
+    p.payload = encode_vrt_packet(f);
+    return p;
+  }
+
   const Vita49GenOptions& o_;
+  std::vector<VrtPacketFields>* fields_;
   uint64_t frame_bytes_ = 0;
   std::vector<StreamState> streams_;
   uint64_t data_packets_ = 0;
@@ -205,6 +218,9 @@ std::vector<std::byte> encode_vrt_packet(const VrtPacketFields& f) {
   return out;
 }
 
-GeneratedTraffic make_vita49(const Vita49GenOptions& options) { return Sensor(options).run(); }
+GeneratedTraffic make_vita49(const Vita49GenOptions& options, std::vector<VrtPacketFields>* fields) {
+  if (fields) fields->clear();
+  return Sensor(options, fields).run();
+}
 
 }  // namespace netdaq::testgen

@@ -81,6 +81,8 @@ inline constexpr uint32_t kVrtContextStreamBit = 0x80000000u;
 // stream's samples consecutive from first_frame's first sample to the end of its last frame
 // (the last packet shorter when the sizes do not divide it). Throws std::invalid_argument for
 // options it cannot encode (a payload not whole words, a timestamp beyond 32 bits, ...).
-GeneratedTraffic make_vita49(const Vita49GenOptions& options);
+// fields, when given, receives what each packet was encoded from (for checks of the header
+// fields themselves, e.g. against Wireshark).
+GeneratedTraffic make_vita49(const Vita49GenOptions& options, std::vector<VrtPacketFields>* fields = nullptr);
 
 }  // namespace netdaq::testgen

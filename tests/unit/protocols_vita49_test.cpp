@@ -317,7 +317,7 @@ TEST(Vita49Decoder, FewerThanFourBytesAreMalformed) {
   const Vita49Decoder d(small_frames());
   for (uint32_t n = 0; n < 4; ++n)
     expect_malformed(d, std::span(packet).first(n), n, "shorter than a VRT header word");
-  expect_malformed(d, std::span(packet).first(3), 24, "shorter than a VRT header word");  // first segment
+  expect_malformed(d, std::span(packet).first(3), 24, "headers beyond the first segment");
 }
 
 TEST(Vita49Decoder, TruncatedPacketIsMalformed) {
