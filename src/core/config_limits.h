@@ -45,6 +45,15 @@ inline constexpr Range bursts_in_flight{1, 64};
 inline constexpr Range payload_size{1, 1u << 20};
 inline constexpr Range job_packets{0, 65536};
 inline constexpr Range job_timeout_us{1, 1'000'000};
+// Placement by the sensor's headers (modes fields, spead, vita49).
+inline constexpr Range frame_bytes{1, uint64_t{1} << 36};     // 64 GiB: more than a GPU holds
+inline constexpr Range granule{0, 1u << 20};                  // 0: the mode's default
+inline constexpr Range max_streams{1, 1024};
+inline constexpr Range field_shift{0, 63};
+inline constexpr Range stream_item{0, 0x7FFFFF};              // SPEAD-64-40 item ids are 23 bits
+inline constexpr Range samples_per_frame{1, 1u << 30};
+inline constexpr Range sample_bytes{1, 64};
+inline constexpr Range sample_rate{0, 1'000'000'000'000};     // 1 THz: beyond any ADC
 }  // namespace limits
 
 // Known names (engines: core/engine_descriptor.h; each engine's own: its limits.h).

@@ -69,6 +69,47 @@ void read_flow(YamlReader& r, const Node& n, const Path& path, FlowConfig& f) {
   });
 }
 
+// rx.reorder.fields.<name>: {offset, bits, byte_order, shift, mask} (bits, shift and the
+// offset's place in the buffers are checked by the validator, which knows the queue).
+void read_field(YamlReader& r, const Node& n, const Path& path, PacketField& f) {
+  r.map(n, path, {
+      {"offset", [&](const Node& v, const Path& p) { r.integer(v, p, f.offset); }},
+      {"bits", [&](const Node& v, const Path& p) { r.integer(v, p, f.bits); }},
+      {"byte_order", [&](const Node& v, const Path& p) { r.choice(v, p, f.byte_order, kByteOrderNames); }},
+      {"shift", [&](const Node& v, const Path& p) { r.integer(v, p, f.shift, limits::field_shift); }},
+      {"mask", [&](const Node& v, const Path& p) { r.integer(v, p, f.mask); }},  // hex reads: 0xFFFF
+  });
+}
+
+void read_fields(YamlReader& r, const Node& n, const Path& path, FieldPlacement& f) {
+  auto field = [&](PacketField& out) {
+    return [&r, &out](const Node& v, const Path& p) { read_field(r, v, p, out); };
+  };
+  r.map(n, path, {
+      {"frame", field(f.frame)},
+      {"index", field(f.index)},
+      {"byte_offset", field(f.byte_offset)},
+      {"stream", field(f.stream)},
+      {"marker", field(f.marker)},
+      {"timestamp", field(f.timestamp)},
+  });
+}
+
+void read_spead(YamlReader& r, const Node& n, const Path& path, SpeadOptions& s) {
+  r.map(n, path, {
+      {"stream_item", [&](const Node& v, const Path& p) { r.integer(v, p, s.stream_item, limits::stream_item); }},
+  });
+}
+
+void read_vita49(YamlReader& r, const Node& n, const Path& path, Vita49Options& o) {
+  r.map(n, path, {
+      {"samples_per_frame",
+       [&](const Node& v, const Path& p) { r.integer(v, p, o.samples_per_frame, limits::samples_per_frame); }},
+      {"sample_bytes", [&](const Node& v, const Path& p) { r.integer(v, p, o.sample_bytes, limits::sample_bytes); }},
+      {"sample_rate", [&](const Node& v, const Path& p) { r.integer(v, p, o.sample_rate, limits::sample_rate); }},
+  });
+}
+
 void read_reorder(YamlReader& r, const Node& n, const Path& path, ReorderConfig& g) {
   r.map(n, path, {
       {"name", [&](const Node& v, const Path& p) { r.text(v, p, g.name); }},
@@ -98,6 +139,12 @@ void read_reorder(YamlReader& r, const Node& n, const Path& path, ReorderConfig&
       {"job_packets", [&](const Node& v, const Path& p) { r.integer_or_auto(v, p, g.job_packets, limits::job_packets); }},
       {"job_timeout_us",
        [&](const Node& v, const Path& p) { r.integer(v, p, g.job_timeout_us, limits::job_timeout_us); }},
+      {"frame_bytes", [&](const Node& v, const Path& p) { r.integer(v, p, g.frame_bytes, limits::frame_bytes); }},
+      {"granule", [&](const Node& v, const Path& p) { r.integer(v, p, g.granule, limits::granule); }},
+      {"max_streams", [&](const Node& v, const Path& p) { r.integer(v, p, g.max_streams, limits::max_streams); }},
+      {"fields", [&](const Node& v, const Path& p) { read_fields(r, v, p, g.fields); }},
+      {"spead", [&](const Node& v, const Path& p) { read_spead(r, v, p, g.spead); }},
+      {"vita49", [&](const Node& v, const Path& p) { read_vita49(r, v, p, g.vita49); }},
   });
 }
 

@@ -229,5 +229,408 @@ TEST_F(ConfigReorder, OnePerQueue) {
   EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[1].queue").find("one per queue"), std::string::npos);
 }
 
+// ---- Placement by the sensor's headers (modes fields, spead, vita49) ----
+
+// valid() turned into a span mode: the sequence keys of mode sequence cleared.
+Config spans_of(Config c, ReorderMode mode) {
+  ReorderConfig& g = c.interfaces[0].rx.reorder[0];
+  g.mode = mode;
+  g.seq_offset = 0;
+  g.seq_bits = 32;
+  if (mode != ReorderMode::fields) {
+    g.payload_offset = 0;
+    g.payload_size = 0;
+    g.packets_per_frame = 0;
+  }
+  return c;
+}
+
+const char* kSpanYaml = R"(
+memory_regions:
+  - {name: pay, kind: pinned, gpu: 0, buf_size: 2048, num_bufs: 8192}
+interfaces:
+  - name: in
+    address: udp://127.0.0.1:5000
+    rx:
+      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]
+      reorder:
+        - queue: 0
+REORDER
+)";
+
+std::string span_yaml(const std::string& reorder_keys) {
+  std::string t = kSpanYaml;
+  t.replace(t.find("REORDER"), 7, reorder_keys);
+  return t;
+}
+
+TEST_F(ConfigReorder, FieldsReadFromYamlWithHexMasks) {
+  const Config c = Config::parse(span_yaml(R"(          mode: fields
+          fields:
+            frame: {offset: 0, bits: 32, byte_order: little}
+            index: {offset: 4, bits: 16, byte_order: little, shift: 4, mask: 0x0FFF}
+            stream: {offset: 6, bits: 8}
+            marker: {offset: 7, bits: 8, mask: 0x80}
+            timestamp: {offset: 8, bits: 64, byte_order: big}
+          payload_offset: 16
+          payload_size: 1024
+          packets_per_frame: 64
+          granule: 512
+          max_streams: 2)"));
+  const ReorderConfig& g = c.interfaces[0].rx.reorder.at(0);
+  EXPECT_EQ(g.mode, ReorderMode::fields);
+  EXPECT_TRUE(places_spans(g.mode));
+  EXPECT_EQ(g.fields.frame.offset, 0u);
+  EXPECT_EQ(g.fields.frame.bits, 32);
+  EXPECT_EQ(g.fields.frame.byte_order, ByteOrder::little);
+  EXPECT_EQ(g.fields.frame.mask, ~uint64_t{0});  // default: every bit
+  EXPECT_EQ(g.fields.index.offset, 4u);
+  EXPECT_EQ(g.fields.index.bits, 16);
+  EXPECT_EQ(g.fields.index.shift, 4);
+  EXPECT_EQ(g.fields.index.mask, 0x0FFFu);
+  EXPECT_EQ(g.fields.stream.bits, 8);
+  EXPECT_EQ(g.fields.stream.byte_order, ByteOrder::big);  // default
+  EXPECT_EQ(g.fields.marker.mask, 0x80u);
+  EXPECT_EQ(g.fields.timestamp.bits, 64);
+  EXPECT_FALSE(g.fields.byte_offset.declared());
+  EXPECT_EQ(g.granule, 512u);
+  EXPECT_EQ(g.max_streams, 2u);
+  EXPECT_EQ(g.frame_bytes, 0u);  // derived: packets_per_frame x payload_size
+}
+
+TEST_F(ConfigReorder, SpeadReadsFromYamlWithHexStreamItem) {
+  const Config c = Config::parse(span_yaml(R"(          mode: spead
+          spead: {stream_item: 0x1600}
+          frame_bytes: 0x100000
+          max_streams: 4
+          frame_buffers: 16)"));
+  const ReorderConfig& g = c.interfaces[0].rx.reorder.at(0);
+  EXPECT_EQ(g.mode, ReorderMode::spead);
+  EXPECT_EQ(g.spead.stream_item, 0x1600u);
+  EXPECT_EQ(g.frame_bytes, 1048576u);
+  EXPECT_EQ(g.granule, 0u);  // the mode's default (8)
+  EXPECT_EQ(g.max_streams, 4u);
+}
+
+TEST_F(ConfigReorder, Vita49ReadsFromYaml) {
+  const Config c = Config::parse(span_yaml(R"(          mode: vita49
+          vita49: {samples_per_frame: 65536, sample_bytes: 4, sample_rate: 100000000}
+          input: int16
+          output: fp32
+          sample_byte_order: big)"));
+  const ReorderConfig& g = c.interfaces[0].rx.reorder.at(0);
+  EXPECT_EQ(g.mode, ReorderMode::vita49);
+  EXPECT_EQ(g.vita49.samples_per_frame, 65536u);
+  EXPECT_EQ(g.vita49.sample_bytes, 4u);
+  EXPECT_EQ(g.vita49.sample_rate, 100000000u);
+  EXPECT_EQ(g.frame_bytes, 0u);  // derived: 65536 x 4
+}
+
+TEST_F(ConfigReorder, SpanExampleFilesLoad) {
+  const std::string dir = std::string(NETDAQ_SOURCE_DIR) + "/examples/";
+  const Config f = Config::load(dir + "gpu-fields.yaml");
+  const ReorderConfig& gf = f.interfaces[0].rx.reorder.at(0);
+  EXPECT_EQ(gf.mode, ReorderMode::fields);
+  EXPECT_EQ(gf.fields.frame.bits, 32);
+  EXPECT_EQ(gf.fields.index.offset, 4u);
+  EXPECT_EQ(gf.fields.index.bits, 16);
+  EXPECT_EQ(gf.fields.marker.mask, 0x1u);
+  EXPECT_EQ(gf.payload_offset, 8u);
+  const Config s = Config::load(dir + "gpu-spead.yaml");
+  EXPECT_EQ(s.interfaces[0].rx.reorder.at(0).mode, ReorderMode::spead);
+  EXPECT_EQ(s.interfaces[0].rx.reorder.at(0).spead.stream_item, 0x1600u);
+  const Config v = Config::load(dir + "gpu-vita49.yaml");
+  EXPECT_EQ(v.interfaces[0].rx.reorder.at(0).mode, ReorderMode::vita49);
+  EXPECT_EQ(v.interfaces[0].rx.reorder.at(0).vita49.samples_per_frame, 65536u);
+}
+
+TEST_F(ConfigReorder, SpanFieldTypeErrorsNameTheKeyAndLine) {
+  const auto issues = test::parse_issues(span_yaml(R"(          mode: fields
+          fields:
+            frame: {offset: 0, bits: 32, byte_order: middle, mask: -1}
+            index: {offset: 4, bits: 16, width: 2}
+          vita49: {sample_bytes: many}
+          payload_size: 1024
+          packets_per_frame: 8)"));
+  test::expect_issue(issues, "test.yaml", 13, 42, "interfaces[0].rx.reorder[0].fields.frame.byte_order", "middle",
+                     "must be one of: little, big");
+  test::expect_issue(issues, "test.yaml", 13, 62, "interfaces[0].rx.reorder[0].fields.frame.mask", "-1",
+                     "must be an integer");
+  const ConfigIssue* unknown = find_issue(issues, "interfaces[0].rx.reorder[0].fields.index.width");
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_NE(unknown->message.find("offset, bits, byte_order, shift, mask"), std::string::npos) << unknown->message;
+  test::expect_issue(issues, "test.yaml", 15, 20, "interfaces[0].rx.reorder[0].vita49.sample_bytes", "many",
+                     "must be an integer 1..64");
+}
+
+TEST_F(ConfigReorder, FieldsWithIndexValidates) {
+  Config c = spans_of(valid(), ReorderMode::fields);
+  reorder(c).fields.frame = {.offset = 0, .bits = 32};
+  reorder(c).fields.index = {.offset = 4, .bits = 16};
+  reorder(c).payload_offset = 8;
+  const auto issues = c.validate();
+  EXPECT_TRUE(issues.empty()) << issues[0].to_string();
+  reorder(c).frame_bytes = 64 * 1024;  // the derived size, given
+  EXPECT_TRUE(c.validate().empty());
+}
+
+TEST_F(ConfigReorder, FieldsNeedsFrameAndOneOfIndexOrByteOffset) {
+  Config c = spans_of(valid(), ReorderMode::fields);
+  const std::string p = "interfaces[0].rx.reorder[0].";
+  EXPECT_NE(issue_text(c, p + "fields.frame").find("is required in mode fields"), std::string::npos);
+  EXPECT_NE(issue_text(c, p + "fields").find("needs one of index"), std::string::npos);
+  reorder(c).fields.frame = {.offset = 0, .bits = 32};
+  reorder(c).fields.index = {.offset = 4, .bits = 16};
+  reorder(c).fields.byte_offset = {.offset = 4, .bits = 32};
+  EXPECT_NE(issue_text(c, p + "fields.byte_offset").find("cannot be declared with fields.index"), std::string::npos);
+}
+
+TEST_F(ConfigReorder, FieldsBitsShiftAndMask) {
+  Config c = spans_of(valid(), ReorderMode::fields);
+  const std::string p = "interfaces[0].rx.reorder[0].fields.";
+  reorder(c).fields.frame = {.offset = 0, .bits = 24};
+  reorder(c).fields.index = {.offset = 4, .bits = 16, .shift = 16};
+  reorder(c).fields.stream = {.offset = 6, .bits = 8, .mask = 0};
+  reorder(c).fields.marker = {.offset = 7};  // set without bits
+  EXPECT_NE(issue_text(c, p + "frame.bits").find("must be one of: 8, 16, 32, 64"), std::string::npos);
+  EXPECT_NE(issue_text(c, p + "index.shift").find("must be less than bits (16)"), std::string::npos);
+  EXPECT_NE(issue_text(c, p + "stream.mask").find("must not be 0"), std::string::npos);
+  EXPECT_NE(issue_text(c, p + "marker.bits").find("is required"), std::string::npos);
+}
+
+TEST_F(ConfigReorder, FieldsWithoutBitsInYamlNamesTheLine) {
+  const auto issues = test::parse_issues(span_yaml(R"(          mode: fields
+          fields:
+            frame: {offset: 0}
+            index: {offset: 4, bits: 16}
+          payload_size: 1024
+          packets_per_frame: 8)"));
+  const ConfigIssue* i = find_issue(issues, "interfaces[0].rx.reorder[0].fields.frame.bits");
+  ASSERT_NE(i, nullptr);
+  EXPECT_EQ(i->where.line, 13);  // the nearest written key: fields.frame
+  EXPECT_NE(i->message.find("8, 16, 32, 64"), std::string::npos) << i->message;
+}
+
+TEST_F(ConfigReorder, FieldsMustLieInTheBuffersInHostReadableMemory) {
+  Config c = spans_of(valid(), ReorderMode::fields);
+  reorder(c).fields.frame = {.offset = 2046, .bits = 32};
+  reorder(c).fields.index = {.offset = 4, .bits = 16};
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].fields.frame.offset")
+                .find("fields.frame ends at byte 2050, beyond the queue's buffers (2048 bytes)"),
+            std::string::npos);
+  // Device payload memory: the header fields must be split into host memory.
+  reorder(c).fields.frame.offset = 0;
+  c.memory_regions[0].kind = MemoryKind::device;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].fields.index.offset").find("which the CPU cannot read"),
+            std::string::npos);
+  c.memory_regions.insert(c.memory_regions.begin(), {.name = "hdr", .buf_size = 64, .num_bufs = 8192});
+  c.interfaces[0].rx.queues[0].memory_regions = {"hdr", "pinned"};
+  reorder(c).payload_offset = 64;
+  EXPECT_EQ(issue_text(c, "interfaces[0].rx.reorder[0].fields.index.offset").find("(no issue"), 0u);
+}
+
+TEST_F(ConfigReorder, FieldsPayloadSizeAndPacketsPerFrame) {
+  Config c = spans_of(valid(), ReorderMode::fields);
+  reorder(c).fields.frame = {.offset = 0, .bits = 32};
+  reorder(c).fields.index = {.offset = 4, .bits = 16};
+  reorder(c).payload_size = 0;
+  reorder(c).packets_per_frame = 0;
+  const std::string p = "interfaces[0].rx.reorder[0].";
+  EXPECT_NE(issue_text(c, p + "payload_size").find("is required in mode fields: the bytes each packet carries"),
+            std::string::npos);
+  EXPECT_NE(issue_text(c, p + "packets_per_frame").find("is required with fields.index"), std::string::npos);
+  // byte_offset: packets_per_frame is not read, frame_bytes is required.
+  reorder(c).fields.index = {};
+  reorder(c).fields.byte_offset = {.offset = 4, .bits = 32};
+  reorder(c).payload_size = 1024;
+  reorder(c).packets_per_frame = 8;
+  EXPECT_NE(issue_text(c, p + "packets_per_frame").find("only read in mode fields with fields.index"),
+            std::string::npos);
+  EXPECT_NE(issue_text(c, p + "frame_bytes").find("is required with fields.byte_offset"), std::string::npos);
+  reorder(c).packets_per_frame = 0;
+  reorder(c).frame_bytes = 512;
+  EXPECT_NE(issue_text(c, p + "payload_size").find("must be at most frame_bytes (512)"), std::string::npos);
+  reorder(c).frame_bytes = 1 << 20;
+  const auto issues = c.validate();
+  EXPECT_TRUE(issues.empty()) << issues[0].to_string();
+}
+
+TEST_F(ConfigReorder, FieldsFrameBytesNotBelowTheDerivedSize) {
+  Config c = spans_of(valid(), ReorderMode::fields);
+  reorder(c).fields.frame = {.offset = 0, .bits = 32};
+  reorder(c).fields.index = {.offset = 4, .bits = 16};
+  reorder(c).frame_bytes = 1000;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].frame_bytes")
+                .find("must be at least packets_per_frame x payload_size (65536)"),
+            std::string::npos);
+}
+
+TEST_F(ConfigReorder, FieldsGranuleDividesPayloadSize) {
+  Config c = spans_of(valid(), ReorderMode::fields);
+  reorder(c).fields.frame = {.offset = 0, .bits = 32};
+  reorder(c).fields.index = {.offset = 4, .bits = 16};
+  reorder(c).granule = 1000;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].granule").find("must divide payload_size (1024)"),
+            std::string::npos);
+  reorder(c).granule = 256;
+  EXPECT_TRUE(c.validate().empty());
+  // byte_offset's default granule (8) must divide payload_size too.
+  reorder(c).granule = 0;
+  reorder(c).fields.index = {};
+  reorder(c).fields.byte_offset = {.offset = 4, .bits = 32};
+  reorder(c).packets_per_frame = 0;
+  reorder(c).frame_bytes = 1 << 20;
+  reorder(c).payload_size = 1020;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].granule").find("the default granule (8) must divide"),
+            std::string::npos);
+  reorder(c).granule = 4;
+  EXPECT_TRUE(c.validate().empty());
+}
+
+TEST_F(ConfigReorder, GranuleHoldsWholeInputSamplesAndAtMostAFrame) {
+  Config c = spans_of(valid(), ReorderMode::spead);
+  reorder(c).frame_bytes = 4096;
+  reorder(c).input = SampleFormat::int16;
+  reorder(c).output = SampleFormat::fp32;
+  reorder(c).granule = 3;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].granule").find("multiple of the int16 input sample size (2 bytes)"),
+            std::string::npos);
+  reorder(c).granule = 8192;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].granule").find("must be at most frame_bytes (4096)"),
+            std::string::npos);
+  reorder(c).granule = 2;
+  reorder(c).frame_bytes = 4095;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].frame_bytes").find("must hold whole int16 samples"),
+            std::string::npos);
+}
+
+TEST_F(ConfigReorder, SpeadValidatesWithoutPayloadSizeOrPacketsPerFrame) {
+  Config c = spans_of(valid(), ReorderMode::spead);
+  reorder(c).frame_bytes = 1 << 20;
+  reorder(c).spead.stream_item = 0x1600;
+  const auto issues = c.validate();
+  EXPECT_TRUE(issues.empty()) << issues[0].to_string();
+}
+
+TEST_F(ConfigReorder, SpeadNeedsFrameBytesAndReadsNoPayloadKeys) {
+  Config c = spans_of(valid(), ReorderMode::spead);
+  const std::string p = "interfaces[0].rx.reorder[0].";
+  reorder(c).payload_size = 1024;
+  reorder(c).payload_offset = 8;
+  reorder(c).packets_per_frame = 64;
+  EXPECT_NE(issue_text(c, p + "frame_bytes").find("is required in mode spead: the largest heap"), std::string::npos);
+  EXPECT_NE(issue_text(c, p + "payload_size").find("not read in mode spead: each packet's SPEAD header says"),
+            std::string::npos);
+  EXPECT_NE(issue_text(c, p + "payload_offset").find("the SPEAD header starts the UDP payload"), std::string::npos);
+  EXPECT_NE(issue_text(c, p + "packets_per_frame").find("mode spead sizes frames by frame_bytes"), std::string::npos);
+}
+
+TEST_F(ConfigReorder, SpeadStreamItemIsNotOneOfSpeadsOwn) {
+  Config c = spans_of(valid(), ReorderMode::spead);
+  reorder(c).frame_bytes = 1 << 20;
+  reorder(c).spead.stream_item = 0x3;  // heap offset
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].spead.stream_item").find("one of SPEAD's own items"),
+            std::string::npos);
+  reorder(c).spead.stream_item = 0x800000;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].spead.stream_item").find("0..8388607"), std::string::npos);
+}
+
+TEST_F(ConfigReorder, SpeadHeadersInDeviceMemoryNeedHeaderSplit) {
+  Config c = spans_of(valid(), ReorderMode::spead);
+  reorder(c).frame_bytes = 1 << 20;
+  c.memory_regions[0].kind = MemoryKind::device;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].mode").find("the SPEAD headers start the UDP payload"),
+            std::string::npos);
+  c.memory_regions.insert(c.memory_regions.begin(), {.name = "hdr", .buf_size = 256, .num_bufs = 8192});
+  c.interfaces[0].rx.queues[0].memory_regions = {"hdr", "pinned"};
+  EXPECT_EQ(issue_text(c, "interfaces[0].rx.reorder[0].mode").find("(no issue"), 0u);
+  EXPECT_EQ(issue_text(c, "interfaces[0].rx.reorder[0].queue").find("(no issue"), 0u);  // payload: device
+}
+
+TEST_F(ConfigReorder, Vita49DerivesFrameBytes) {
+  Config c = spans_of(valid(), ReorderMode::vita49);
+  reorder(c).vita49.samples_per_frame = 1024;
+  auto issues = c.validate();
+  EXPECT_TRUE(issues.empty()) << issues[0].to_string();
+  reorder(c).frame_bytes = 4000;  // below 1024 x 4
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].frame_bytes")
+                .find("must be at least vita49.samples_per_frame x vita49.sample_bytes (4096)"),
+            std::string::npos);
+}
+
+TEST_F(ConfigReorder, Vita49SamplesPerFrameAndSampleBytes) {
+  Config c = spans_of(valid(), ReorderMode::vita49);
+  const std::string p = "interfaces[0].rx.reorder[0].";
+  EXPECT_NE(issue_text(c, p + "vita49.samples_per_frame").find("is required in mode vita49"), std::string::npos);
+  reorder(c).vita49.samples_per_frame = 1024;
+  reorder(c).vita49.sample_bytes = 65;
+  EXPECT_NE(issue_text(c, p + "vita49.sample_bytes").find("1..64"), std::string::npos);
+  reorder(c).vita49.sample_bytes = 3;
+  reorder(c).input = SampleFormat::int16;
+  reorder(c).output = SampleFormat::fp32;
+  EXPECT_NE(issue_text(c, p + "vita49.sample_bytes").find("multiple of the int16 input sample size (2 bytes)"),
+            std::string::npos);
+  reorder(c).vita49.sample_bytes = 4;
+  reorder(c).granule = 6;
+  EXPECT_NE(issue_text(c, p + "granule").find("must be a multiple of vita49.sample_bytes (4)"), std::string::npos);
+  reorder(c).granule = 64;
+  EXPECT_TRUE(c.validate().empty());
+}
+
+TEST_F(ConfigReorder, EachDecodersBlockOnlyInItsMode) {
+  Config c = spans_of(valid(), ReorderMode::spead);
+  reorder(c).frame_bytes = 1 << 20;
+  reorder(c).fields.frame = {.offset = 0, .bits = 32};
+  reorder(c).vita49.samples_per_frame = 8;
+  const std::string p = "interfaces[0].rx.reorder[0].";
+  EXPECT_NE(issue_text(c, p + "fields").find("is only read in mode fields; mode is spead"), std::string::npos);
+  EXPECT_NE(issue_text(c, p + "vita49").find("is only read in mode vita49; mode is spead"), std::string::npos);
+  reorder(c).mode = ReorderMode::vita49;
+  reorder(c).spead.stream_item = 0x1600;
+  EXPECT_NE(issue_text(c, p + "spead").find("is only read in mode spead; mode is vita49"), std::string::npos);
+}
+
+TEST_F(ConfigReorder, SpanKeysOnlyInSpanModes) {
+  Config c = valid();
+  reorder(c).frame_bytes = 4096;
+  reorder(c).granule = 8;
+  reorder(c).max_streams = 2;
+  const std::string p = "interfaces[0].rx.reorder[0].";
+  for (const char* key : {"frame_bytes", "granule", "max_streams"})
+    EXPECT_NE(issue_text(c, p + key).find("is only read in modes fields, spead and vita49; mode is sequence"),
+              std::string::npos)
+        << key;
+  // A block written in YAML counts even when empty.
+  const auto issues = test::parse_issues(span_yaml(R"(          payload_size: 1024
+          packets_per_frame: 8
+          spead: {})"));
+  const ConfigIssue* i = find_issue(issues, p + "spead");
+  ASSERT_NE(i, nullptr);
+  EXPECT_EQ(i->where.line, 13);  // spead: {}
+  EXPECT_NE(i->message.find("is only read in mode spead; mode is sequence"), std::string::npos) << i->message;
+}
+
+TEST_F(ConfigReorder, MaxStreamsShareTheFrameBuffers) {
+  Config c = spans_of(valid(), ReorderMode::spead);
+  reorder(c).frame_bytes = 1 << 20;
+  reorder(c).max_streams = 4;  // x max_open_frames 4 = 16 > frame_buffers 8
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].frame_buffers")
+                .find("must be >= max_open_frames x max_streams (4 x 4 = 16): every stream's open frames need a buffer"),
+            std::string::npos);
+  reorder(c).frame_buffers = 16;
+  EXPECT_TRUE(c.validate().empty());
+  reorder(c).max_streams = 1025;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].max_streams").find("1..1024"), std::string::npos);
+}
+
+TEST_F(ConfigReorder, SpanModesWorkWithThePersistentKernel) {
+  Config c = spans_of(valid(), ReorderMode::vita49);
+  reorder(c).vita49.samples_per_frame = 1024;
+  reorder(c).launch = LaunchMode::persistent;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].launch").find("staging: direct"), std::string::npos);
+  reorder(c).staging = Staging::direct;
+  EXPECT_TRUE(c.validate().empty());
+}
+
 }  // namespace
 }  // namespace netdaq
