@@ -99,7 +99,9 @@ if [ "$what" != bench ]; then
   export CUDA_MODULE_LOADING=EAGER
   gtest_run gpu_tests build-gpu/tests/gpu/netdaq_gpu_tests
   echo "== unit tests (host side, incl. the frame tracker and doorbell ring)"
-  build-gpu/tests/unit/netdaq_unit_tests --gtest_brief=1 --gtest_output=json:"$out/logs/unit_tests.json" \
+  # Less vita49_tshark: Wireshark is not on this machine (no package registry); CI runs it.
+  build-gpu/tests/unit/netdaq_unit_tests --gtest_brief=1 --gtest_filter='-vita49_tshark.*' \
+    --gtest_output=json:"$out/logs/unit_tests.json" \
     > "$out/logs/unit_tests.log" 2>&1 || rc=1
   tail -3 "$out/logs/unit_tests.log"
   # The unit tests that cover machines without a GPU skip where one is usable: run exactly

@@ -119,7 +119,7 @@ SpeadGenOptions varied_traffic(unsigned address_bits) {
 
 }  // namespace
 
-TEST(SpeadGenerator, RejectsWhatSpeadCannotSay) {
+TEST(spead_generator, RejectsWhatSpeadCannotSay) {
   SpeadGenOptions o;
   o.heap_address_bits = 32;
   EXPECT_THROW(testgen::make_spead(o), std::invalid_argument);
@@ -132,15 +132,15 @@ TEST(SpeadGenerator, RejectsWhatSpeadCannotSay) {
   EXPECT_THROW(testgen::make_spead(o), std::invalid_argument);
 }
 
-TEST(SpeadDecoder, GeneratedSpead64_48MatchesTruth) {
+TEST(spead_decoder, GeneratedSpead64_48MatchesTruth) {
   expect_decodes_to_truth(varied_traffic(48), 0x4200);
 }
 
-TEST(SpeadDecoder, GeneratedSpead64_40MatchesTruth) {
+TEST(spead_decoder, GeneratedSpead64_40MatchesTruth) {
   expect_decodes_to_truth(varied_traffic(40), 0x4200);
 }
 
-TEST(SpeadDecoder, GeneratedShuffledPointersRandomSizesAndStopsMatchTruth) {
+TEST(spead_decoder, GeneratedShuffledPointersRandomSizesAndStopsMatchTruth) {
   for (unsigned bits : {48u, 40u}) {
     SCOPED_TRACE(bits);
     SpeadGenOptions o = varied_traffic(bits);
@@ -153,7 +153,7 @@ TEST(SpeadDecoder, GeneratedShuffledPointersRandomSizesAndStopsMatchTruth) {
   }
 }
 
-TEST(SpeadDecoder, GeneratedWithoutHeapSizeOrStreamItem) {
+TEST(spead_decoder, GeneratedWithoutHeapSizeOrStreamItem) {
   SpeadGenOptions o = varied_traffic(48);
   o.send_heap_size = false;
   o.stream_item = 0;
@@ -161,7 +161,7 @@ TEST(SpeadDecoder, GeneratedWithoutHeapSizeOrStreamItem) {
   expect_decodes_to_truth(o, 0);
 }
 
-TEST(SpeadDecoder, StreamItemIsMetadataWhenNotConfigured) {
+TEST(spead_decoder, StreamItemIsMetadataWhenNotConfigured) {
   auto spec = data_packet();
   spec.pointers.push_back({true, 0x4200, 3});
   const Decoded out = decode(decoder(0), encode_spead_packet(spec));
@@ -172,7 +172,7 @@ TEST(SpeadDecoder, StreamItemIsMetadataWhenNotConfigured) {
   EXPECT_EQ(out.items[0].value, 3u);
 }
 
-TEST(SpeadDecoder, StreamStopPlacesNothing) {
+TEST(spead_decoder, StreamStopPlacesNothing) {
   SpeadPacketSpec p = testgen::spead_packet_of_flavour(48);
   p.pointers = {{true, 0x1, 9}, {true, 0x2, 0}, {true, 0x3, 0}, {true, 0x4, 0}, {true, 0x6, 2}};
   const Decoded out = decode(decoder(), encode_spead_packet(p));
@@ -181,7 +181,7 @@ TEST(SpeadDecoder, StreamStopPlacesNothing) {
   EXPECT_EQ(out.nitems, 0);  // stream control is SPEAD's own, not metadata
 }
 
-TEST(SpeadDecoder, PayloadLengthShorterThanPacketLeavesPaddingOut) {
+TEST(spead_decoder, PayloadLengthShorterThanPacketLeavesPaddingOut) {
   auto bytes_after = encode_spead_packet(data_packet(64));
   bytes_after.resize(bytes_after.size() + 20, std::byte{0});  // padding after the payload
   const Decoded out = decode(decoder(), bytes_after);
@@ -194,7 +194,7 @@ TEST(SpeadDecoder, PayloadLengthShorterThanPacketLeavesPaddingOut) {
   EXPECT_EQ(out.frame_bytes, 1000u);
 }
 
-TEST(SpeadDecoder, KeepsAtMostMaxItemsAndIgnoresAbsoluteAndNullItems) {
+TEST(spead_decoder, KeepsAtMostMaxItemsAndIgnoresAbsoluteAndNullItems) {
   auto spec = data_packet();
   spec.pointers.push_back({false, 0x1800, 0});  // absolute: its value is in the heap
   spec.pointers.push_back({true, 0x0, 5});      // null: padding
@@ -208,7 +208,7 @@ TEST(SpeadDecoder, KeepsAtMostMaxItemsAndIgnoresAbsoluteAndNullItems) {
   }
 }
 
-TEST(SpeadDecoder, WideValuesOfBothFlavours) {
+TEST(spead_decoder, WideValuesOfBothFlavours) {
   for (unsigned bits : {48u, 40u}) {
     SCOPED_TRACE(bits);
     const uint64_t top = (uint64_t{1} << bits) - 1;
@@ -227,7 +227,7 @@ TEST(SpeadDecoder, WideValuesOfBothFlavours) {
   }
 }
 
-TEST(SpeadDecoder, SplitPacketHeadersInFirstSegment) {
+TEST(spead_decoder, SplitPacketHeadersInFirstSegment) {
   const auto packet = encode_spead_packet(data_packet(200));
   const uint32_t headers = 8 + 4 * 8;
   for (size_t cut : {size_t{headers}, size_t{headers + 1}, size_t{100}, packet.size()}) {
@@ -242,7 +242,7 @@ TEST(SpeadDecoder, SplitPacketHeadersInFirstSegment) {
   EXPECT_STREQ(decode_split(decoder(), packet, 0).reason, "SPEAD header beyond the first segment");
 }
 
-TEST(SpeadDecoder, MalformedFewerThanEightBytes) {
+TEST(spead_decoder, MalformedFewerThanEightBytes) {
   const auto packet = encode_spead_packet(data_packet());
   for (size_t n = 0; n < 8; ++n) {
     const std::vector<std::byte> cut(packet.begin(), packet.begin() + static_cast<ptrdiff_t>(n));
@@ -252,7 +252,7 @@ TEST(SpeadDecoder, MalformedFewerThanEightBytes) {
   }
 }
 
-TEST(SpeadDecoder, MalformedHeaderFields) {
+TEST(spead_decoder, MalformedHeaderFields) {
   struct Case {
     const char* name;
     void (*change)(SpeadPacketSpec&);
@@ -299,7 +299,7 @@ TEST(SpeadDecoder, MalformedHeaderFields) {
   }
 }
 
-TEST(SpeadDecoder, PayloadEndingAtTheHeapsEndIsInside) {
+TEST(spead_decoder, PayloadEndingAtTheHeapsEndIsInside) {
   SpeadPacketSpec p = data_packet(64);
   p.pointers[2].value = 1000 - 64;
   const Decoded out = decode(decoder(), encode_spead_packet(p));

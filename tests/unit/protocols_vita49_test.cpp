@@ -99,14 +99,14 @@ void expect_decodes_to_truth(const GeneratedTraffic& traffic, const Vita49GenOpt
   }
 }
 
-TEST(Vita49Decoder, SignalDataWithStreamIdDecodesToTruth) {
+TEST(vita49_decoder, SignalDataWithStreamIdDecodesToTruth) {
   Vita49GenOptions g;
   g.streams = {0xABCD1234};
   const auto traffic = make_vita49(g);
   expect_decodes_to_truth(traffic, g);
 }
 
-TEST(Vita49Decoder, SignalDataWithoutStreamIdHasNoStream) {
+TEST(vita49_decoder, SignalDataWithoutStreamIdHasNoStream) {
   Vita49GenOptions g;
   g.streams = {};
   const auto traffic = make_vita49(g);
@@ -114,7 +114,7 @@ TEST(Vita49Decoder, SignalDataWithoutStreamIdHasNoStream) {
   expect_decodes_to_truth(traffic, g);
 }
 
-TEST(Vita49Decoder, ClassIdAndTrailerAreSkipped) {
+TEST(vita49_decoder, ClassIdAndTrailerAreSkipped) {
   for (bool class_id : {false, true})
     for (bool trailer : {false, true}) {
       SCOPED_TRACE(std::string("class id ") + (class_id ? "on" : "off") + ", trailer " + (trailer ? "on" : "off"));
@@ -128,7 +128,7 @@ TEST(Vita49Decoder, ClassIdAndTrailerAreSkipped) {
 
 // TSI + sample count with a sample rate: the fractional count restarts every second, the
 // decoder adds seconds x rate; packets cross both second and frame boundaries.
-TEST(Vita49Decoder, IntegerSecondsTimesSampleRatePlaceAcrossSeconds) {
+TEST(vita49_decoder, IntegerSecondsTimesSampleRatePlaceAcrossSeconds) {
   for (VrtTsi tsi : {VrtTsi::utc, VrtTsi::gps}) {
     Vita49GenOptions g;
     g.tsi = tsi;
@@ -147,7 +147,7 @@ TEST(Vita49Decoder, IntegerSecondsTimesSampleRatePlaceAcrossSeconds) {
 
 // A free-running count does not restart with the seconds: it is the sample index alone, even
 // with TSI and a sample rate.
-TEST(Vita49Decoder, FreeRunningCountIsTheSampleIndex) {
+TEST(vita49_decoder, FreeRunningCountIsTheSampleIndex) {
   Vita49GenOptions g;
   g.tsi = VrtTsi::other;
   g.tsf = VrtTsf::free_running;
@@ -158,7 +158,7 @@ TEST(Vita49Decoder, FreeRunningCountIsTheSampleIndex) {
   expect_decodes_to_truth(make_vita49(g), g);
 }
 
-TEST(Vita49Decoder, SampleCountWithoutSampleRateIsTheSampleIndex) {
+TEST(vita49_decoder, SampleCountWithoutSampleRateIsTheSampleIndex) {
   Vita49GenOptions g;
   g.tsi = VrtTsi::utc;  // integer timestamp present, but no rate to scale it
   g.first_frame = 5;
@@ -166,7 +166,7 @@ TEST(Vita49Decoder, SampleCountWithoutSampleRateIsTheSampleIndex) {
 }
 
 // Packets of different sizes, some crossing two, three and four frames.
-TEST(Vita49Decoder, PacketsCrossingFrameBoundariesGiveOneSpanPerFrame) {
+TEST(vita49_decoder, PacketsCrossingFrameBoundariesGiveOneSpanPerFrame) {
   Vita49GenOptions g;
   g.samples_per_frame = 64;
   g.sample_bytes = 8;
@@ -179,7 +179,7 @@ TEST(Vita49Decoder, PacketsCrossingFrameBoundariesGiveOneSpanPerFrame) {
   expect_decodes_to_truth(traffic, g);
 }
 
-TEST(Vita49Decoder, SeveralStreamsInterleaved) {
+TEST(vita49_decoder, SeveralStreamsInterleaved) {
   Vita49GenOptions g;
   g.streams = {1, 2, 0xFFFFFFFF};
   g.samples_per_packet = {100, 60};
@@ -189,7 +189,7 @@ TEST(Vita49Decoder, SeveralStreamsInterleaved) {
   expect_decodes_to_truth(traffic, g);
 }
 
-TEST(Vita49Decoder, ContextPacketsAreControl) {
+TEST(vita49_decoder, ContextPacketsAreControl) {
   Vita49GenOptions g;
   g.streams = {7, 8};
   g.context_every = 3;
@@ -204,7 +204,7 @@ TEST(Vita49Decoder, ContextPacketsAreControl) {
 }
 
 // Placement is by timestamp: a gap in the packet count (lost or reordered packets) is no error.
-TEST(Vita49Decoder, PacketCountGapsAndReorderingAreAccepted) {
+TEST(vita49_decoder, PacketCountGapsAndReorderingAreAccepted) {
   Vita49GenOptions g;
   g.samples_per_packet = {32};
   auto traffic = make_vita49(g);
@@ -236,7 +236,7 @@ Vita49Options small_frames() {
   return o;
 }
 
-TEST(Vita49Decoder, BytesAfterThePacketSizeAreIgnored) {
+TEST(vita49_decoder, BytesAfterThePacketSizeAreIgnored) {
   auto packet = encode_vrt_packet(data_fields(16));
   const size_t vrt_bytes = packet.size();
   packet.resize(vrt_bytes + 12, std::byte{0xEE});  // datagram padding
@@ -246,7 +246,7 @@ TEST(Vita49Decoder, BytesAfterThePacketSizeAreIgnored) {
   EXPECT_EQ(d.spans[0].packet_offset + d.spans[0].bytes, vrt_bytes);
 }
 
-TEST(Vita49Decoder, TrailerBytesAreNotPlaced) {
+TEST(vita49_decoder, TrailerBytesAreNotPlaced) {
   auto f = data_fields(16);
   f.trailer = true;
   f.trailer_word = 0xFFFFFFFF;
@@ -259,7 +259,7 @@ TEST(Vita49Decoder, TrailerBytesAreNotPlaced) {
   EXPECT_EQ(d.spans[0].packet_offset + d.spans[0].bytes + 4, packet.size());
 }
 
-TEST(Vita49Decoder, PacketWithoutSamplesPlacesNothing) {
+TEST(vita49_decoder, PacketWithoutSamplesPlacesNothing) {
   const Decoded d = decode(Vita49Decoder(small_frames()), encode_vrt_packet(data_fields(0)));
   EXPECT_EQ(d.verdict, Verdict::data) << d.reason;
   EXPECT_EQ(d.nspans, 0);
@@ -268,7 +268,7 @@ TEST(Vita49Decoder, PacketWithoutSamplesPlacesNothing) {
 }
 
 // Headers must lie in the first segment; the payload (and trailer) may continue after it.
-TEST(Vita49Decoder, HeadersInTheFirstSegmentPayloadBeyondIt) {
+TEST(vita49_decoder, HeadersInTheFirstSegmentPayloadBeyondIt) {
   auto f = data_fields(32);
   f.trailer = true;
   f.fractional_timestamp = 0;  // one frame
@@ -285,7 +285,7 @@ TEST(Vita49Decoder, HeadersInTheFirstSegmentPayloadBeyondIt) {
   EXPECT_STREQ(out.reason, "headers beyond the first segment");
 }
 
-TEST(Vita49Decoder, CommandPacketsAreControl) {
+TEST(vita49_decoder, CommandPacketsAreControl) {
   for (uint8_t type : {4, 5, 6, 7}) {
     VrtPacketFields f;
     f.type = type;
@@ -312,7 +312,7 @@ void expect_malformed(const Vita49Options& o, const std::vector<std::byte>& pack
   expect_malformed(Vita49Decoder(o), packet, static_cast<uint32_t>(packet.size()), reason);
 }
 
-TEST(Vita49Decoder, FewerThanFourBytesAreMalformed) {
+TEST(vita49_decoder, FewerThanFourBytesAreMalformed) {
   const auto packet = encode_vrt_packet(data_fields(8));
   const Vita49Decoder d(small_frames());
   for (uint32_t n = 0; n < 4; ++n)
@@ -320,7 +320,7 @@ TEST(Vita49Decoder, FewerThanFourBytesAreMalformed) {
   expect_malformed(d, std::span(packet).first(3), 24, "headers beyond the first segment");
 }
 
-TEST(Vita49Decoder, TruncatedPacketIsMalformed) {
+TEST(vita49_decoder, TruncatedPacketIsMalformed) {
   const auto packet = encode_vrt_packet(data_fields(32));
   const Vita49Decoder d(small_frames());
   for (size_t cut : {size_t{4}, size_t{12}, packet.size() - 4, packet.size() - 1}) {
@@ -329,13 +329,13 @@ TEST(Vita49Decoder, TruncatedPacketIsMalformed) {
   }
 }
 
-TEST(Vita49Decoder, SizeBeyondThePacketIsMalformed) {
+TEST(vita49_decoder, SizeBeyondThePacketIsMalformed) {
   auto f = data_fields(8);
   f.size_words = 0xFFFF;
   expect_malformed(small_frames(), encode_vrt_packet(f), "packet size beyond the datagram");
 }
 
-TEST(Vita49Decoder, SizeSmallerThanItsHeadersIsMalformed) {
+TEST(vita49_decoder, SizeSmallerThanItsHeadersIsMalformed) {
   auto f = data_fields(0);
   f.class_id = true;
   f.tsi = VrtTsi::utc;
@@ -346,13 +346,13 @@ TEST(Vita49Decoder, SizeSmallerThanItsHeadersIsMalformed) {
   }
 }
 
-TEST(Vita49Decoder, PayloadNotWholeSamplesIsMalformed) {
+TEST(vita49_decoder, PayloadNotWholeSamplesIsMalformed) {
   Vita49Options o = small_frames();
   o.sample_bytes = 8;
   expect_malformed(o, encode_vrt_packet(data_fields(12)), "payload is not a whole number of samples");
 }
 
-TEST(Vita49Decoder, NoSampleCountTimestampIsMalformed) {
+TEST(vita49_decoder, NoSampleCountTimestampIsMalformed) {
   for (VrtTsf tsf : {VrtTsf::none, VrtTsf::real_time}) {
     auto f = data_fields(8);
     f.tsf = tsf;
@@ -360,7 +360,7 @@ TEST(Vita49Decoder, NoSampleCountTimestampIsMalformed) {
   }
 }
 
-TEST(Vita49Decoder, MoreThanFourFramesInOnePacketIsMalformed) {
+TEST(vita49_decoder, MoreThanFourFramesInOnePacketIsMalformed) {
   auto f = data_fields(16 * 4 * 4);  // 64 samples from sample 10: frames 0..4
   expect_malformed(small_frames(), encode_vrt_packet(f), "packet spans more than 4 frames");
   f.fractional_timestamp = 0;  // 64 samples from a frame's start: exactly 4 frames
@@ -369,13 +369,13 @@ TEST(Vita49Decoder, MoreThanFourFramesInOnePacketIsMalformed) {
   EXPECT_EQ(d.nspans, 4);
 }
 
-TEST(Vita49Decoder, ReservedPacketTypeIsMalformed) {
+TEST(vita49_decoder, ReservedPacketTypeIsMalformed) {
   auto f = data_fields(8);
   f.type = 8;
   expect_malformed(small_frames(), encode_vrt_packet(f), "reserved VRT packet type");
 }
 
-TEST(Vita49Decoder, SampleIndexOverflowIsMalformed) {
+TEST(vita49_decoder, SampleIndexOverflowIsMalformed) {
   Vita49Options o = small_frames();
   o.sample_rate = uint64_t{1} << 40;
   auto f = data_fields(8);

@@ -227,7 +227,7 @@ void expect_tshark_reads_generator(const Vita49GenOptions& g, const char* label)
   }
 }
 
-TEST(Vita49Tshark, StreamIdClassIdTrailerUtcSampleCount) {
+TEST(vita49_tshark, StreamIdClassIdTrailerUtcSampleCount) {
   Vita49GenOptions g;
   g.streams = {0x00C0FFEE, 0x12345678};
   g.class_id = true;
@@ -243,7 +243,7 @@ TEST(Vita49Tshark, StreamIdClassIdTrailerUtcSampleCount) {
   expect_tshark_reads_generator(g, "sid+cid+trailer+utc");
 }
 
-TEST(Vita49Tshark, NoStreamIdFreeRunningCount) {
+TEST(vita49_tshark, NoStreamIdFreeRunningCount) {
   Vita49GenOptions g;
   g.streams = {};
   g.tsf = VrtTsf::free_running;
@@ -253,7 +253,7 @@ TEST(Vita49Tshark, NoStreamIdFreeRunningCount) {
   expect_tshark_reads_generator(g, "no sid, free running");
 }
 
-TEST(Vita49Tshark, GpsSecondsWithoutClassIdOrTrailer) {
+TEST(vita49_tshark, GpsSecondsWithoutClassIdOrTrailer) {
   Vita49GenOptions g;
   g.streams = {1};
   g.tsi = VrtTsi::gps;

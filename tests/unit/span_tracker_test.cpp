@@ -167,7 +167,7 @@ ReorderConfig fields_config(bool byte_offset, uint32_t frame_bits) {
   return c;
 }
 
-TEST(SpanTrackerFields, BatchAndIndexInOrderGiveCompleteFrames) {
+TEST(fields_frames, BatchAndIndexInOrderGiveCompleteFrames) {
   testgen::FieldsGenOptions o;
   o.frame_bytes = 7700;
   o.frames = 6;
@@ -180,7 +180,7 @@ TEST(SpanTrackerFields, BatchAndIndexInOrderGiveCompleteFrames) {
   a.expect_accounted();
 }
 
-TEST(SpanTrackerFields, ThreeStreamsLostReorderedDuplicatedWrappingFrameNumbers) {
+TEST(fields_frames, ThreeStreamsLostReorderedDuplicatedWrappingFrameNumbers) {
   for (bool byte_offset : {false, true}) {
     testgen::FieldsGenOptions o;
     o.streams = 3;
@@ -206,7 +206,7 @@ TEST(SpanTrackerFields, ThreeStreamsLostReorderedDuplicatedWrappingFrameNumbers)
   }
 }
 
-TEST(SpanTrackerFields, SequenceModeIsTheCaseOfOneSpanPerPacket) {
+TEST(fields_frames, SequenceModeIsTheCaseOfOneSpanPerPacket) {
   // mode sequence (seq / 8, seq % 8) and mode fields with the same 32-bit counter read twice,
   // shifted by 3 and masked to 3 bits: the same frames, counters and missing bitmaps.
   ReorderConfig c;
@@ -272,7 +272,7 @@ TEST(SpanTrackerFields, SequenceModeIsTheCaseOfOneSpanPerPacket) {
   EXPECT_EQ(s.bytes_missing, t.packets_missing * 64);
 }
 
-TEST(SpanTrackerFields, MarkerEndsAFrameOfAnySize) {
+TEST(fields_frames, MarkerEndsAFrameOfAnySize) {
   // Frames of 2500, 900 and 4100 bytes, each ended by its marker packet: a frame's size is
   // where its marker's span ends; a lost packet leaves zeros, the marker still closes it.
   ReorderConfig c = fields_config(true, 32);
@@ -302,7 +302,7 @@ TEST(SpanTrackerFields, MarkerEndsAFrameOfAnySize) {
   a.expect_accounted();
 }
 
-TEST(SpanTrackerFields, SpansOffTheGranuleOrBeyondTheFrameAreMalformed) {
+TEST(fields_frames, SpansOffTheGranuleOrBeyondTheFrameAreMalformed) {
   ReorderConfig c = fields_config(true, 32);
   c.granule = 100;
   HostAssembler a(c);
@@ -329,7 +329,7 @@ TEST(SpanTrackerFields, SpansOffTheGranuleOrBeyondTheFrameAreMalformed) {
   a.expect_accounted();
 }
 
-TEST(SpanTrackerFields, StreamsBeyondMaxStreamsAndTimeouts) {
+TEST(fields_frames, StreamsBeyondMaxStreamsAndTimeouts) {
   ReorderConfig c = fields_config(false, 32);
   c.max_streams = 2;
   c.frame_buffers = 8;
@@ -363,7 +363,7 @@ ReorderConfig spead_config(uint64_t max_heap, uint32_t granule) {
   return c;
 }
 
-TEST(SpanTrackerSpead, HeapsOfAnySizeFromThreeStreamsLostReorderedDuplicated) {
+TEST(spead_frames, HeapsOfAnySizeFromThreeStreamsLostReorderedDuplicated) {
   for (unsigned bits : {48u, 40u}) {
     testgen::SpeadGenOptions o;
     o.heap_address_bits = bits;
@@ -399,7 +399,7 @@ TEST(SpanTrackerSpead, HeapsOfAnySizeFromThreeStreamsLostReorderedDuplicated) {
   }
 }
 
-TEST(SpanTrackerSpead, FlowIsTheStreamWithoutAStreamItem) {
+TEST(spead_frames, FlowIsTheStreamWithoutAStreamItem) {
   testgen::SpeadGenOptions o;
   o.streams = 2;
   o.heaps_per_stream = 4;
@@ -413,7 +413,7 @@ TEST(SpanTrackerSpead, FlowIsTheStreamWithoutAStreamItem) {
   a.expect_accounted();
 }
 
-TEST(SpanTrackerVita49, SamplesPlacedByTimestampAcrossFrameBoundaries) {
+TEST(vita49_frames, SamplesPlacedByTimestampAcrossFrameBoundaries) {
   testgen::Vita49GenOptions o;
   o.streams = {0x1000, 0x2000};
   o.class_id = true;
