@@ -16,14 +16,18 @@ from ._netdaq import (  # noqa: F401  (the public API)
     ConfigError,
     ConfigIssue,
     Error,
+    FieldPlacement,
     Packet,
+    PacketField,
     ReleasedError,
     ReorderConfig,
     RxBurst,
     RxQueue,
     Session,
+    SpeadOptions,
     TxBurst,
     TxQueue,
+    Vita49Options,
     __version__,
     engines,
 
@@ -45,6 +49,7 @@ def _config_from_dict(d, source="<dict>"):
 Config.from_dict = staticmethod(_config_from_dict)
 
 __all__ = [
-    "Config", "ConfigError", "ConfigIssue", "Error", "Packet", "ReleasedError", "ReorderConfig",
-    "RxBurst", "RxQueue", "Session", "TxBurst", "TxQueue", "__version__", "engines", "gpu", "validate",
+    "Config", "ConfigError", "ConfigIssue", "Error", "FieldPlacement", "Packet", "PacketField", "ReleasedError",
+    "ReorderConfig", "RxBurst", "RxQueue", "Session", "SpeadOptions", "TxBurst", "TxQueue", "Vita49Options",
+    "__version__", "engines", "gpu", "validate",
 ]

@@ -8,5 +8,10 @@ built_in = _gpu.built_in
 device_count = _gpu.device_count
 devices = _gpu.devices
 unavailable_reason = _gpu.unavailable_reason
+# The keys of FramePipeline.stats(), of each FramePipeline.stream_stats() entry and of Frame.info.
+PIPELINE_STATS_KEYS = _gpu.PIPELINE_STATS_KEYS
+STREAM_STATS_KEYS = _gpu.STREAM_STATS_KEYS
+FRAME_INFO_KEYS = _gpu.FRAME_INFO_KEYS
 
-__all__ = ["FramePipeline", "Frame", "built_in", "device_count", "devices", "unavailable_reason"]
+__all__ = ["FramePipeline", "Frame", "built_in", "device_count", "devices", "unavailable_reason",
+           "PIPELINE_STATS_KEYS", "STREAM_STATS_KEYS", "FRAME_INFO_KEYS"]

@@ -1,6 +1,7 @@
 // netdaq.Config (load, from_yaml; from_dict is in __init__.py), netdaq.validate and
 // netdaq.ReorderConfig (the rx.reorder block a gpu.FramePipeline takes).
 
+#include <cstdio>
 #include <filesystem>
 
 #include "bindings.h"
@@ -20,12 +21,36 @@ E parse_enum(const char* key, const std::string& text, E last) {
   throw py::value_error(std::string(key) + " = '" + text + "': allowed are " + allowed);
 }
 
-// A read/write property of ReorderConfig held as an enum, seen from Python as its name.
-template <class E>
-void enum_property(py::class_<ReorderConfig>& c, const char* key, E ReorderConfig::*member, E last) {
+// A read/write property held as an enum, seen from Python as its name.
+template <class C, class E>
+void enum_property(py::class_<C>& c, const char* key, E C::*member, E last) {
   c.def_property(
-      key, [member](const ReorderConfig& r) { return std::string(to_string(r.*member)); },
-      [key, member, last](ReorderConfig& r, const std::string& v) { r.*member = parse_enum(key, v, last); });
+      key, [member](const C& r) { return std::string(to_string(r.*member)); },
+      [key, member, last](C& r, const std::string& v) { r.*member = parse_enum(key, v, last); });
+}
+
+// A T{} with each keyword set as its attribute, so a dict and keywords read alike (TypeError
+// naming an unknown key).
+template <class T>
+T from_keys(const char* cls, const py::dict& kw) {
+  py::object o = py::cast(T{});
+  for (auto [k, v] : kw) {
+    if (!py::hasattr(o, k))
+      throw py::type_error(std::string(cls) + " has no key '" + py::str(k).cast<std::string>() + "'");
+    o.attr(k) = v;
+  }
+  return o.cast<T>();
+}
+
+// A nested block (fields, spead, vita49, fields.frame, ...): read in place
+// (cfg.fields.frame.offset = 4 changes cfg), set from its object or a dict of its keys.
+template <class C, class T>
+void block_property(py::class_<C>& c, const char* key, T C::*member, const char* cls) {
+  c.def_property(
+      key, [member](C& r) -> T& { return r.*member; },
+      [member, cls](C& r, const py::object& v) {
+        r.*member = py::isinstance<py::dict>(v) ? from_keys<T>(cls, v.cast<py::dict>()) : v.cast<T>();
+      });
 }
 
 // The `name` of every entry of a config list (interfaces, memory_regions).
@@ -75,16 +100,49 @@ void bind_config(py::module_& m) {
       },
       py::arg("path"), "Every issue of a config file (empty when valid), as `netdaq validate` prints them.");
 
+  // The decoder blocks of the span modes (docs/gpu.md, "Frames from the sensor's headers").
+  py::class_<PacketField> pf(m, "PacketField",
+                             "A header field of rx.reorder.fields: (value of `bits` at `offset`) >> shift & mask.");
+  pf.def(py::init([](const py::kwargs& kw) { return from_keys<PacketField>("PacketField", kw); }),
+         "PacketField(offset=0, bits=32, byte_order='little', shift=0, mask=0xFFFF); bits 0: not declared.")
+      .def_readwrite("offset", &PacketField::offset)
+      .def_readwrite("bits", &PacketField::bits)
+      .def_readwrite("shift", &PacketField::shift)
+      .def_readwrite("mask", &PacketField::mask)
+      .def_property_readonly("declared", &PacketField::declared);
+  enum_property(pf, "byte_order", &PacketField::byte_order, ByteOrder::big);
+  pf.def("__repr__", [](const PacketField& f) {
+    if (!f.declared()) return std::string("<netdaq.PacketField not declared>");
+    char mask[32];
+    std::snprintf(mask, sizeof mask, "%#llx", static_cast<unsigned long long>(f.mask));
+    return "<netdaq.PacketField offset " + std::to_string(f.offset) + ", " + std::to_string(f.bits) + " bits " +
+           to_string(f.byte_order) + ", shift " + std::to_string(f.shift) + ", mask " + mask + ">";
+  });
+
+  py::class_<FieldPlacement> fp(m, "FieldPlacement", "rx.reorder.fields: the header fields of mode 'fields'.");
+  fp.def(py::init([](const py::kwargs& kw) { return from_keys<FieldPlacement>("FieldPlacement", kw); }),
+         "FieldPlacement(frame={...}, index={...}, ...): each a PacketField or a dict of its keys.");
+  block_property(fp, "frame", &FieldPlacement::frame, "PacketField");
+  block_property(fp, "index", &FieldPlacement::index, "PacketField");
+  block_property(fp, "byte_offset", &FieldPlacement::byte_offset, "PacketField");
+  block_property(fp, "stream", &FieldPlacement::stream, "PacketField");
+  block_property(fp, "marker", &FieldPlacement::marker, "PacketField");
+  block_property(fp, "timestamp", &FieldPlacement::timestamp, "PacketField");
+
+  py::class_<SpeadOptions>(m, "SpeadOptions", "rx.reorder.spead: options of mode 'spead'.")
+      .def(py::init([](const py::kwargs& kw) { return from_keys<SpeadOptions>("SpeadOptions", kw); }))
+      .def_readwrite("stream_item", &SpeadOptions::stream_item);
+
+  py::class_<Vita49Options>(m, "Vita49Options", "rx.reorder.vita49: options of mode 'vita49'.")
+      .def(py::init([](const py::kwargs& kw) { return from_keys<Vita49Options>("Vita49Options", kw); }))
+      .def_readwrite("samples_per_frame", &Vita49Options::samples_per_frame)
+      .def_readwrite("sample_bytes", &Vita49Options::sample_bytes)
+      .def_readwrite("sample_rate", &Vita49Options::sample_rate);
+
   py::class_<ReorderConfig> r(m, "ReorderConfig", "An rx.reorder block: packets -> frames in GPU memory (docs/gpu.md).");
-  r.def(py::init([](const py::kwargs& kw) {
-         py::object o = py::cast(ReorderConfig{});
-         for (auto [k, v] : kw) {
-           if (!py::hasattr(o, k)) throw py::type_error("ReorderConfig has no key '" + py::str(k).cast<std::string>() + "'");
-           o.attr(k) = v;
-         }
-         return o.cast<ReorderConfig>();
-       }),
-       "ReorderConfig(packets_per_frame=64, payload_size=8192, output='fp16', ...): the keys of rx.reorder.")
+  r.def(py::init([](const py::kwargs& kw) { return from_keys<ReorderConfig>("ReorderConfig", kw); }),
+        "ReorderConfig(packets_per_frame=64, payload_size=8192, output='fp16', ...): the keys of rx.reorder; "
+        "the blocks fields / spead / vita49 take dicts of their keys.")
       .def_readwrite("name", &ReorderConfig::name)
       .def_readwrite("queue", &ReorderConfig::queue)
       .def_readwrite("gpu", &ReorderConfig::gpu)
@@ -98,8 +156,14 @@ void bind_config(py::module_& m) {
       .def_readwrite("frame_timeout_us", &ReorderConfig::frame_timeout_us)
       .def_readwrite("bursts_in_flight", &ReorderConfig::bursts_in_flight)
       .def_readwrite("job_packets", &ReorderConfig::job_packets)
-      .def_readwrite("job_timeout_us", &ReorderConfig::job_timeout_us);
-  enum_property(r, "mode", &ReorderConfig::mode, ReorderMode::immediate);
+      .def_readwrite("job_timeout_us", &ReorderConfig::job_timeout_us)
+      .def_readwrite("frame_bytes", &ReorderConfig::frame_bytes)
+      .def_readwrite("granule", &ReorderConfig::granule)
+      .def_readwrite("max_streams", &ReorderConfig::max_streams);
+  block_property(r, "fields", &ReorderConfig::fields, "FieldPlacement");
+  block_property(r, "spead", &ReorderConfig::spead, "SpeadOptions");
+  block_property(r, "vita49", &ReorderConfig::vita49, "Vita49Options");
+  enum_property(r, "mode", &ReorderConfig::mode, ReorderMode::vita49);
   enum_property(r, "seq_byte_order", &ReorderConfig::seq_byte_order, ByteOrder::big);
   enum_property(r, "input", &ReorderConfig::input, SampleFormat::fp32);
   enum_property(r, "output", &ReorderConfig::output, SampleFormat::fp32);
@@ -107,8 +171,11 @@ void bind_config(py::module_& m) {
   enum_property(r, "staging", &ReorderConfig::staging, Staging::direct);
   enum_property(r, "launch", &ReorderConfig::launch, LaunchMode::persistent);
   r.def("__repr__", [](const ReorderConfig& c) {
-    return "<netdaq.ReorderConfig queue " + std::to_string(c.queue) + ", " + std::to_string(c.packets_per_frame) +
-           " x " + std::to_string(c.payload_size) + " B, " + to_string(c.input) + " -> " + to_string(c.output) + ">";
+    const std::string shape = places_spans(c.mode)
+                                  ? std::string(to_string(c.mode)) + ", frame_bytes " + std::to_string(c.frame_bytes)
+                                  : std::to_string(c.packets_per_frame) + " x " + std::to_string(c.payload_size) + " B";
+    return "<netdaq.ReorderConfig queue " + std::to_string(c.queue) + ", " + shape + ", " + to_string(c.input) +
+           " -> " + to_string(c.output) + ">";
   });
 }
 

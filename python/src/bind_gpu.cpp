@@ -1,6 +1,7 @@
 // netdaq.gpu: FramePipeline and Frame. A frame exports __dlpack__ so torch.from_dlpack and
-// cupy.from_dlpack view its GPU memory in place (packets_per_frame x samples, the output
-// dtype); its buffer goes back to the pipeline when the last Python object or tensor of it goes.
+// cupy.from_dlpack view its GPU memory in place (packets_per_frame x samples of the output
+// dtype; span modes: the frame's samples, 1-D); its buffer goes back to the pipeline when the
+// last Python object or tensor of it goes.
 #include <dlpack/dlpack.h>
 
 #include <chrono>
@@ -54,10 +55,24 @@ class PyFrame {
     return st_->frame;
   }
   DLDataType dtype() const { return dl_type(cfg_.output); }
+  // Slot modes: one row per packet slot. Span modes: 1-D over size_bytes(), the frame's own
+  // output bytes (a SPEAD heap may be smaller than the buffer's frame_bytes), since granules
+  // need not divide a frame and frames of one pipeline differ in size.
   std::vector<int64_t> shape() const {
     const auto& f = get();
+    const size_t bits = dtype().bits;
+    if (places_spans(cfg_.mode)) return {static_cast<int64_t>(f.size_bytes() * 8 / bits)};
     const size_t slot = f.size_bytes() / f.packets_expected();
-    return {f.packets_expected(), static_cast<int64_t>(slot * 8 / dtype().bits)};
+    return {f.packets_expected(), static_cast<int64_t>(slot * 8 / bits)};
+  }
+  py::object timestamp(uint64_t gpu::FrameInfo::*part) const {
+    const auto& i = get().info();
+    return i.has_timestamp ? py::object(py::int_(i.*part)) : py::object(py::none());
+  }
+  py::dict items() const {
+    py::dict d;
+    for (const auto& it : get().items()) d[py::int_(it.id)] = it.value;
+    return d;
   }
   py::array_t<bool> missing() const {
     const auto& f = get();
@@ -74,19 +89,18 @@ class PyFrame {
     (void)stream;  // next_frame() hands out frames whose GPU work is done: no stream to wait on
     struct Export {
       DLManagedTensor tensor{};
-      int64_t shape[2]{};
+      int64_t shape[2]{};  // 1 or 2 dimensions
       std::shared_ptr<FrameState> frame;
     };
     const auto& f = get();
     auto* e = new Export;
     e->frame = st_;
     auto s = shape();
-    e->shape[0] = s[0];
-    e->shape[1] = s[1];
+    for (size_t d = 0; d < s.size(); ++d) e->shape[d] = s[d];
     DLTensor& t = e->tensor.dl_tensor;
     t.data = f.data();
     t.device = {kDLCUDA, cfg_.gpu};
-    t.ndim = 2;
+    t.ndim = static_cast<int32_t>(s.size());
     t.dtype = dtype();
     t.shape = e->shape;
     t.strides = nullptr;  // C-contiguous
@@ -166,7 +180,21 @@ class PyFramePipeline {
     std::lock_guard lock(st_->mu);
     st_->pipeline->synchronize();
   }
-  py::dict stats() const { return to_dict(st_->pipeline->stats()); }
+  // Under the lock: a frame released from another thread changes the counters' frame state.
+  py::dict stats() const {
+    std::lock_guard lock(st_->mu);
+    return to_dict(st_->pipeline->stats());
+  }
+  py::list stream_stats() const {
+    std::vector<gpu::StreamStats> v;
+    {
+      std::lock_guard lock(st_->mu);
+      v = st_->pipeline->stream_stats();
+    }
+    py::list out;
+    for (const auto& s : v) out.append(to_dict(s));
+    return out;
+  }
   size_t frame_bytes() const { return st_->pipeline->frame_bytes(); }
   const ReorderConfig& config() const noexcept { return cfg_; }
 
@@ -204,6 +232,11 @@ void bind_gpu(py::module_& m) {
   g.def("built_in", &gpu::built_in, "True when this build has the GPU data plane.");
   g.def("device_count", &gpu::device_count);
   g.def("unavailable_reason", &gpu::unavailable_reason, "Why GPU features cannot be used here ('' when they can).");
+  // The keys of pipe.stats(), pipe.stream_stats()[i] and frame.info, known without a GPU
+  // (column names for a log before the first frame).
+  g.attr("PIPELINE_STATS_KEYS") = py::tuple(to_dict(gpu::PipelineStats{}).attr("keys")());
+  g.attr("STREAM_STATS_KEYS") = py::tuple(to_dict(gpu::StreamStats{}).attr("keys")());
+  g.attr("FRAME_INFO_KEYS") = py::tuple(to_dict(gpu::FrameInfo{}).attr("keys")());
   g.def("devices", [] {
     py::list out;
     for (const auto& d : gpu::devices()) out.append(device_dict(d));
@@ -220,13 +253,29 @@ void bind_gpu(py::module_& m) {
       .def_property_readonly("nbytes", [](const PyFrame& f) { return f.get().size_bytes(); })
       .def_property_readonly("data_ptr", [](const PyFrame& f) { return reinterpret_cast<uintptr_t>(f.get().data()); },
                              "The frame's device pointer.")
-      .def_property_readonly("shape", [](const PyFrame& f) {
-        auto s = f.shape();
-        return py::make_tuple(s[0], s[1]);
-      })
+      .def_property_readonly("shape", [](const PyFrame& f) { return py::tuple(py::cast(f.shape())); },
+                             "(packets_expected, samples) in slot modes; (samples,) in span modes.")
+      .def_property_readonly("stream", [](const PyFrame& f) { return f.get().stream(); },
+                             "Span modes: the frame's stream (sensor); 0 in slot modes.")
+      .def_property_readonly("bytes_expected", [](const PyFrame& f) { return f.get().info().bytes_expected; },
+                             "Input bytes the frame should hold.")
+      .def_property_readonly("bytes_received", [](const PyFrame& f) { return f.get().info().bytes_received; },
+                             "Input bytes of it that arrived.")
+      .def_property_readonly("granule", [](const PyFrame& f) { return f.get().info().granule; },
+                             "Input bytes per presence unit (an entry of `missing`): payload_size in slot modes.")
+      .def_property_readonly("timestamp", [](const PyFrame& f) { return f.timestamp(&gpu::FrameInfo::timestamp); },
+                             "Span modes: the sensor's timestamp of the frame's first byte (VITA-49 integer part); "
+                             "None without one.")
+      .def_property_readonly("timestamp_frac",
+                             [](const PyFrame& f) { return f.timestamp(&gpu::FrameInfo::timestamp_frac); },
+                             "VITA-49: the fractional timestamp; None without a timestamp.")
+      .def_property_readonly("items", &PyFrame::items, "SPEAD: the heap's immediate items {id: value}; {} otherwise.")
+      .def_property_readonly("info", [](const PyFrame& f) { return to_dict(f.get().info()); },
+                             "Every field of the frame's metadata (C++ FrameInfo) as a dict.")
       .def_property_readonly("dtype", [](const PyFrame& f) { return std::string(to_string(f.config().output)); })
       .def_property_readonly("gpu", [](const PyFrame& f) { return f.config().gpu; })
-      .def_property_readonly("missing", &PyFrame::missing, "Per packet slot: True where the packet is missing (zeros).")
+      .def_property_readonly("missing", &PyFrame::missing,
+                             "Per packet slot (span modes: per granule): True where it is missing (zeros).")
       .def("__dlpack__", &PyFrame::dlpack, py::kw_only(), py::arg("stream") = py::none())
       .def("__dlpack_device__", [](const PyFrame& f) { return py::make_tuple(int{kDLCUDA}, f.config().gpu); })
       .def("release", &PyFrame::release, "Drops this object's hold; the buffer returns once no tensor views it.");
@@ -243,6 +292,8 @@ void bind_gpu(py::module_& m) {
       .def("flush", &PyFramePipeline::flush, "Closes every open frame now (end of run).")
       .def("synchronize", &PyFramePipeline::synchronize)
       .def("stats", &PyFramePipeline::stats)
+      .def("stream_stats", &PyFramePipeline::stream_stats,
+           "Span modes: one dict per stream seen, in order of its first packet ([] in slot modes).")
       .def_property_readonly("frame_bytes", &PyFramePipeline::frame_bytes)
       .def_property_readonly("config", &PyFramePipeline::config);
 }

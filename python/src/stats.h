@@ -10,5 +10,7 @@ namespace netdaq::python {
 py::dict to_dict(const QueueStats& s);
 py::dict to_dict(const FlowStats& s);
 py::dict to_dict(const gpu::PipelineStats& s);
+py::dict to_dict(const gpu::StreamStats& s);
+py::dict to_dict(const gpu::FrameInfo& i);
 
 }  // namespace netdaq::python

@@ -160,6 +160,7 @@ TEST(MetricsText, EveryFamilyIsWellFormedAndTyped) {
       {"netdaq_gpu_packets_total", "counter"},
       {"netdaq_gpu_frames_total", "counter"},
       {"netdaq_gpu_missing_packets_total", "counter"},
+      {"netdaq_gpu_missing_bytes_total", "counter"},
       {"netdaq_gpu_transferred_bytes_total", "counter"},
       {"netdaq_gpu_jobs_total", "counter"},
       {"netdaq_gpu_waits_total", "counter"},
@@ -220,11 +221,50 @@ TEST(MetricsText, OnlyWhatTheSessionHas) {
   EXPECT_EQ(parse(netdaq::prometheus_text(MetricsSnapshot{})).type.size(), 1u);  // build info only
 }
 
+// Span modes (fields, spead, vita49): control and no_stream are packet results like the others,
+// so the results still sum to packets_in; slot modes show them as 0, not missing.
+TEST(MetricsText, SpanModeResultsAndMissingBytes) {
+  MetricsSnapshot s;
+  netdaq::PipelineMetrics p;
+  p.interface = "receiver";
+  p.queue = "receiver/rx0";
+  p.stats.packets_in = 20;
+  p.stats.packets_placed = 15;
+  p.stats.malformed = 1;
+  p.stats.control = 3;
+  p.stats.no_stream = 1;
+  p.stats.bytes_missing = 4096;
+  s.pipelines.push_back(p);
+  p.queue = "receiver/rx1";
+  p.stats = {};
+  s.pipelines.push_back(p);
+  const std::string text = netdaq::prometheus_text(s);
+  const Exposition e = parse(text);
+  EXPECT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors) << "\n" << text;
+  EXPECT_TRUE(has_line(text, R"(netdaq_gpu_packets_total{interface="receiver",queue="receiver/rx0",result="control"} 3)"))
+      << text;
+  EXPECT_TRUE(has_line(text, R"(netdaq_gpu_packets_total{interface="receiver",queue="receiver/rx0",result="no_stream"} 1)"));
+  EXPECT_TRUE(has_line(text, R"(netdaq_gpu_missing_bytes_total{interface="receiver",queue="receiver/rx0"} 4096)"));
+  EXPECT_TRUE(has_line(text, R"(netdaq_gpu_packets_total{interface="receiver",queue="receiver/rx1",result="control"} 0)"));
+  EXPECT_TRUE(has_line(text, R"(netdaq_gpu_packets_total{interface="receiver",queue="receiver/rx1",result="no_stream"} 0)"));
+  // Every packet under one result: the rx0 results sum to packets_in.
+  uint64_t sum = 0;
+  const std::string prefix = R"(netdaq_gpu_packets_total{interface="receiver",queue="receiver/rx0",result=")";
+  for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
+    const size_t end = text.find('\n', at);
+    sum += std::stoull(text.substr(text.rfind(' ', end) + 1, end - text.rfind(' ', end) - 1));
+  }
+  EXPECT_EQ(sum, 20u) << text;
+}
+
 TEST(MetricsText, PublishedPipelineStatsRoundTrip) {
   netdaq::gpu::PipelineStats in;
   in.packets_in = 1;
   in.gpu_errors = 15;
   in.bytes_to_gpu = uint64_t{1} << 60;
+  in.control = 3;
+  in.no_stream = 4;
+  in.bytes_missing = 5;
   netdaq::PublishedPipelineStats p;
   EXPECT_EQ(p.load().packets_in, 0u);
   p.publish(in);
@@ -232,6 +272,9 @@ TEST(MetricsText, PublishedPipelineStatsRoundTrip) {
   EXPECT_EQ(out.packets_in, 1u);
   EXPECT_EQ(out.gpu_errors, 15u);
   EXPECT_EQ(out.bytes_to_gpu, uint64_t{1} << 60);
+  EXPECT_EQ(out.control, 3u);
+  EXPECT_EQ(out.no_stream, 4u);
+  EXPECT_EQ(out.bytes_missing, 5u);
 }
 
 TEST(MetricsAddress, ParsesHostPortForms) {

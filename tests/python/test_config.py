@@ -92,6 +92,63 @@ def test_reorder_config_keys_and_names():
         cfg.reorder(cfg.interfaces[0], 99)
 
 
+def span_config(reorder):
+    d = loopback_config(free_udp_port(), rx_bufs=8192)  # ring + bursts the GPU holds
+    d["memory_regions"][0].update(kind="pinned", gpu=0)
+    d["interfaces"][0]["rx"]["reorder"] = [dict(queue=0, gpu=0, staging="copy", **reorder)]
+    return d
+
+
+def test_span_mode_keys_pass_through_from_dicts():
+    """The span modes' keys (docs/gpu.md, "Frames from the sensor's headers") go from a dict
+    through the YAML loader to Config.reorder(), and ReorderConfig takes them as keywords."""
+    cfg = netdaq.Config.from_dict(span_config(dict(
+        mode="spead", spead={"stream_item": 0x1600}, frame_bytes=1 << 20, granule=8, max_streams=4,
+        max_open_frames=2, frame_buffers=16)))
+    r = cfg.reorder("receiver")
+    assert (r.mode, r.spead.stream_item, r.frame_bytes, r.granule, r.max_streams) == ("spead", 0x1600, 1 << 20, 8, 4)
+
+    cfg = netdaq.Config.from_dict(span_config(dict(
+        mode="fields", payload_offset=8, payload_size=1024, packets_per_frame=64,
+        fields={"frame": {"offset": 0, "bits": 32, "byte_order": "little"},
+                "index": {"offset": 4, "bits": 16, "byte_order": "little"},
+                "marker": {"offset": 6, "bits": 16, "byte_order": "little", "mask": 1, "shift": 0}})))
+    f = cfg.reorder("receiver").fields
+    assert (f.frame.offset, f.frame.bits, f.frame.byte_order, f.frame.declared) == (0, 32, "little", True)
+    assert (f.index.offset, f.marker.mask, f.byte_offset.declared, f.stream.declared) == (4, 1, False, False)
+
+    cfg = netdaq.Config.from_dict(span_config(dict(
+        mode="vita49", vita49={"samples_per_frame": 65536, "sample_bytes": 4, "sample_rate": 100000000},
+        input="int16", sample_byte_order="big", output="fp32")))
+    v = cfg.reorder("receiver").vita49
+    assert (v.samples_per_frame, v.sample_bytes, v.sample_rate) == (65536, 4, 100000000)
+
+    # The same keys as keywords: blocks as dicts or objects, read and changed in place.
+    r = netdaq.ReorderConfig(mode="fields", payload_size=1024, packets_per_frame=64,
+                             fields={"frame": {"bits": 32}, "index": netdaq.PacketField(offset=4, bits=16)})
+    assert r.fields.frame.bits == 32 and r.fields.index.offset == 4 and r.fields.frame.mask == (1 << 64) - 1
+    r.fields.marker = {"offset": 6, "bits": 16, "mask": 0x1}
+    r.fields.marker.byte_order = "little"
+    assert (r.fields.marker.offset, r.fields.marker.mask, r.fields.marker.byte_order) == (6, 1, "little")
+    r = netdaq.ReorderConfig(mode="vita49", vita49=netdaq.Vita49Options(samples_per_frame=1024), max_streams=2)
+    assert (r.vita49.samples_per_frame, r.vita49.sample_bytes, r.max_streams) == (1024, 4, 2)
+    assert netdaq.ReorderConfig(spead=netdaq.SpeadOptions(stream_item=7)).spead.stream_item == 7
+    assert "spead" in repr(netdaq.ReorderConfig(mode="spead", frame_bytes=4096))
+    with pytest.raises(TypeError, match="PacketField has no key 'width'"):
+        netdaq.ReorderConfig(fields={"frame": {"width": 32}})
+    with pytest.raises(ValueError, match="allowed are sequence, arrival, immediate, fields, spead, vita49"):
+        netdaq.ReorderConfig(mode="chdr")
+
+
+def test_span_mode_keys_are_validated():
+    with pytest.raises(netdaq.ConfigError) as e:  # the block of another mode
+        netdaq.Config.from_dict(span_config(dict(mode="spead", frame_bytes=4096, vita49={"samples_per_frame": 8})))
+    assert any("vita49" in i.key for i in e.value.issues), e.value.issues
+    with pytest.raises(netdaq.ConfigError) as e:  # spead needs the largest heap
+        netdaq.Config.from_dict(span_config(dict(mode="spead")))
+    assert any("frame_bytes" in i.key or "frame_bytes" in i.message for i in e.value.issues), e.value.issues
+
+
 def test_version_and_engines_match_the_cli():
     cli = os.environ.get("NETDAQ_CLI")
     assert re.fullmatch(r"\d+\.\d+\.\d+", netdaq.__version__)
