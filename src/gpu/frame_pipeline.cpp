@@ -258,7 +258,8 @@ void FramePipeline::Impl::submit_current() noexcept {
     stats.bytes_to_gpu += n * in_bytes;
   }
   PlaceJob job;
-  job.entries = s.entries;
+  if (span_mode) job.span_entries = s.span_entries;  // 24-byte entries: their own place in the slot
+  else job.entries = s.entries;
   job.count = s.count;
   job.in_bytes = in_bytes;
   job.out = frames;
