@@ -12,12 +12,17 @@
 //       per burst and as one job, vs the same host-to-device cudaMemcpy (no target)
 //   h2d the anchor of (b) and (c) alone: one pinned host-to-device cudaMemcpy of --h2d-mib MiB
 //       per packet size (section "h2d_pinned"; bench/pipeline.sh's GPU limit)
+//   (s) span jobs (modes fields / spead / vita49: PlaceJob::spans, each SpanEntry its own
+//       source, length and destination) launched with launch_place as the executors do, vs
+//       the same cudaMemcpy D2D as (a): SPEAD packets (bench/span_traffic.h) in device memory
+//       as in a pool, one span per packet into frames of 256 packets, in random order; beside
+//       a slot job over the same packets by the same launcher. Target >= 0.8x at 8 KB.
 // Every case is checked against the CPU reference once before it is timed.
 //
 //   netdaq_gpu_throughput [--sections LIST] [--d2d-mib N] [--h2d-mib N] [--reps N] [--gpu I]
 //                         [--stager-streams N] [--json PATH]
-//   --sections LIST  comma-separated: a (or place), b (or staged), c (or zero_copy), h2d;
-//                    default a,b,c (h2d's figure is already the anchor of b and c)
+//   --sections LIST  comma-separated: a (or place), b (or staged), c (or zero_copy), h2d,
+//                    s (or spans); default a,b,c,s (h2d's figure is already the anchor of b and c)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -30,8 +35,10 @@
 #include <string>
 #include <vector>
 
+#include "../span_traffic.h"
 #include "gpu/host/sample_reference.h"
 #include "gpu/place_device.cuh"
+#include "gpu/place_kernel.h"
 #include "gpu/stager.h"
 
 namespace {
@@ -73,7 +80,7 @@ struct Options {
   int reps = 20, gpu = 0;
   uint32_t stager_streams = 4;  // (b): the Stager's own streams in the "N streams" rows
   std::string json;
-  bool place = true, staged = true, zero_copy = true, h2d = false;  // --sections
+  bool place = true, staged = true, zero_copy = true, h2d = false, spans = true;  // --sections
 };
 
 struct Row {
@@ -195,6 +202,85 @@ void bench_place(const Options& o, cudaStream_t stream, std::vector<Row>& rows) 
         if (*k.name) r.target = 0;  // shown for the design choice only
         rows.push_back(r);
       }
+    }
+  }
+}
+
+// (s) span jobs against D2D, packets in device memory. The packets are the SPEAD generator's
+// (16 frames, repeated: packet n is packet n % P's bytes in frame n / 256), laid out as a
+// pool (stride rounded to 64 bytes); `misalign` puts each packet's frame bytes that many bytes
+// past a 16-byte boundary (0: aligned as (a)'s packets; 2: where a UDP payload's 42-byte
+// offset plus SPEAD's 40-byte header puts them, 82 = 5 x 16 + 2).
+void bench_spans(const Options& o, cudaStream_t stream, std::vector<Row>& rows) {
+  constexpr uint32_t kPerFrame = 256, kFrames = 16;
+  const uint32_t max_grid = place_max_grid(o.gpu);
+  for (uint32_t size : {1024u, 8192u}) {
+    const benchspan::SpanTraffic t = benchspan::make_span_traffic(benchspan::Proto::spead, size, kPerFrame, kFrames);
+    const uint32_t n = static_cast<uint32_t>((o.d2d_mib << 20) / size) / kPerFrame * kPerFrame;
+    const uint64_t frame_bytes = t.frame_bytes(), out_bytes = uint64_t{n} * size;
+    for (uint32_t misalign : {0u, 2u}) {
+      const uint32_t lead = (misalign + 16 - t.header % 16) % 16;  // frame bytes at lead + header
+      const uint64_t stride = (lead + t.header + size + 63) / 64 * 64;
+      std::vector<std::byte> in_host(stride * n);
+      for (uint32_t i = 0; i < n; ++i)
+        std::memcpy(&in_host[i * stride + lead], t.t.packets[i % t.packets()].payload.data(), t.header + size);
+      DevBuf<std::byte> in(in_host.size()), out(out_bytes);
+      CK(cudaMemcpy(in.p, in_host.data(), in_host.size(), cudaMemcpyHostToDevice));
+      // One span per packet (the generator's truth: frame n / 256, offset (n % 256) x size),
+      // entries in random order; the slot job places the same bytes at the same places.
+      std::vector<uint32_t> order(n);
+      std::iota(order.begin(), order.end(), 0u);
+      std::mt19937_64 rng(size + misalign);
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<SpanEntry> se(n);
+      std::vector<PlacementEntry> pe(n);
+      for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t i = order[k];
+        const testgen::TruthSpan& sp = t.t.packets[i % t.packets()].spans.at(0);
+        const uint64_t frame = i / kPerFrame;  // sp.frame + 16 x the repetition
+        const uint64_t src = reinterpret_cast<uint64_t>(in.p) + i * stride + lead + sp.packet_offset;
+        se[k] = SpanEntry{src, frame * frame_bytes + sp.offset, sp.bytes, 0};
+        pe[k] = PlacementEntry{src, i, 0};  // slot i = frame i / 256, offset (i % 256) x size
+      }
+      DevBuf<SpanEntry> span_entries(n);
+      DevBuf<PlacementEntry> slot_entries(n);
+      CK(cudaMemcpy(span_entries.p, se.data(), sizeof(SpanEntry) * n, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(slot_entries.p, pe.data(), sizeof(PlacementEntry) * n, cudaMemcpyHostToDevice));
+      PlaceJob span_job;
+      span_job.span_entries = span_entries.p;
+      span_job.count = n;
+      span_job.in_bytes = size;  // the largest span
+      span_job.out = out.p;
+      span_job.out_slot_bytes = size;
+      span_job.spans = 1;
+      PlaceJob slot_job{slot_entries.p, n, size, out.p, size, SampleFormat::raw, SampleFormat::raw, ByteOrder::little};
+      const uint32_t grid = place_grid(n, max_grid);
+
+      const DevBuf<std::byte> a(out_bytes), b(out_bytes);  // the anchor: D2D of the bytes placed
+      const double t_copy = median_ms(o, stream, [&] { CK(cudaMemcpyAsync(b.p, a.p, out_bytes, cudaMemcpyDeviceToDevice, stream)); });
+      const double moved = 2.0 * double(out_bytes);  // read + written
+
+      // Every frame must be the generator's frame (each job checked alone).
+      std::vector<std::byte> got(out_bytes);
+      for (const PlaceJob* job : {&span_job, &slot_job}) {
+        CK(cudaMemsetAsync(out.p, 0xA5, out_bytes, stream));
+        CK(launch_place(*job, grid, stream));
+        CK(cudaStreamSynchronize(stream));
+        CK(cudaMemcpy(got.data(), out.p, out_bytes, cudaMemcpyDeviceToHost));
+        for (uint64_t f = 0; f < n / kPerFrame; ++f)
+          if (std::memcmp(got.data() + f * frame_bytes, t.truth(f).data(), frame_bytes) != 0) {
+            std::fprintf(stderr, "%s job, %u B packets: frame %llu differs from the generator's\n",
+                         job->spans ? "span" : "slot", size, static_cast<unsigned long long>(f));
+            std::exit(3);
+          }
+      }
+      const double t_span = median_ms(o, stream, [&] { CK(launch_place(span_job, grid, stream)); });
+      const double t_slot = median_ms(o, stream, [&] { CK(launch_place(slot_job, grid, stream)); });
+      const std::string at = misalign ? " +" + std::to_string(misalign) + " B" : "";
+      rows.push_back({"s_spans_vs_d2d", "spans (launch_place)" + at, size, 0, moved / (1 << 20), gbps(moved, t_span),
+                      gbps(moved, t_copy), size == 8192 && !misalign ? 0.8 : 0});
+      rows.push_back({"s_spans_vs_d2d", "slots (launch_place)" + at, size, 0, moved / (1 << 20), gbps(moved, t_slot),
+                      gbps(moved, t_copy), 0});
     }
   }
 }
@@ -366,7 +452,7 @@ void write_json(const std::string& path, const std::string& device, const std::v
 
 // --sections LIST: false (said on stderr) for an unknown section or an empty list.
 bool parse_sections(const std::string& list, Options& o) {
-  o.place = o.staged = o.zero_copy = o.h2d = false;
+  o.place = o.staged = o.zero_copy = o.h2d = o.spans = false;
   size_t start = 0, n = 0;
   while (start <= list.size()) {
     const size_t end = std::min(list.find(',', start), list.size());
@@ -378,12 +464,13 @@ bool parse_sections(const std::string& list, Options& o) {
     else if (s == "b" || s == "staged") o.staged = true;
     else if (s == "c" || s == "zero_copy") o.zero_copy = true;
     else if (s == "h2d") o.h2d = true;
+    else if (s == "s" || s == "spans") o.spans = true;
     else {
-      std::fprintf(stderr, "--sections: unknown section '%s' (a|place, b|staged, c|zero_copy, h2d)\n", s.c_str());
+      std::fprintf(stderr, "--sections: unknown section '%s' (a|place, b|staged, c|zero_copy, h2d, s|spans)\n", s.c_str());
       return false;
     }
   }
-  if (n == 0) std::fprintf(stderr, "--sections: empty list (a|place, b|staged, c|zero_copy, h2d)\n");
+  if (n == 0) std::fprintf(stderr, "--sections: empty list (a|place, b|staged, c|zero_copy, h2d, s|spans)\n");
   return n > 0;
 }
 
@@ -402,7 +489,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--stager-streams" && has) o.stager_streams = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     else {
       std::fprintf(stderr,
-                   "usage: %s [--sections a,b,c,h2d] [--d2d-mib N] [--h2d-mib N] [--reps N] [--gpu I] [--stager-streams N] "
+                   "usage: %s [--sections a,b,c,h2d,s] [--d2d-mib N] [--h2d-mib N] [--reps N] [--gpu I] [--stager-streams N] "
                    "[--json PATH]\n",
                    argv[0]);
       std::exit(a == "--help" ? 0 : 1);
@@ -432,6 +519,7 @@ int main(int argc, char** argv) {
   if (o.place) bench_place(o, stream, rows);
   if (o.h2d) bench_h2d_anchor(o, stream, rows);
   if (o.staged || o.zero_copy) bench_h2d(o, stream, rows);
+  if (o.spans) bench_spans(o, stream, rows);
   print(rows);
   if (!o.json.empty()) write_json(o.json, p.name, rows);
   CK(cudaStreamDestroy(stream));
