@@ -75,6 +75,7 @@ struct FramePipeline::Impl {
   std::unique_ptr<protocols::Decoder> decoder;
   std::unique_ptr<SpanTracker> spans;
   protocols::Decoded decoded;
+  PlacedSpan placed_spans[protocols::kMaxSpans];  // a member: a local array is zeroed per packet
   uint64_t frame_in_bytes = 0;     // input bytes of the largest frame
   uint64_t decoder_malformed = 0, control = 0;
   const char* last_reason = nullptr;  // the last malformed reason logged
@@ -449,9 +450,13 @@ void FramePipeline::Impl::place_span_packet(const Packet& p, uint64_t now) noexc
     last_reason = decoded.reason;
     return;
   }
-  PlacedSpan placed[protocols::kMaxSpans];
-  SpanOutcome outcome;
-  const uint32_t n = spans->place(decoded, decoded.has_stream ? decoded.stream : p.flow(), now, placed, &outcome);
+  const uint64_t stream = decoded.has_stream ? decoded.stream : p.flow();
+  PlacedSpan* const placed = placed_spans;
+  uint32_t n = 1;
+  if (!spans->place_hot(decoded, stream, placed)) {
+    SpanOutcome outcome;
+    n = spans->place(decoded, stream, now, placed, &outcome);
+  }
   for (uint32_t i = 0; i < n; ++i) {
     const PlacedSpan& ps = placed[i];
     const std::byte* src = packet_bytes(p, ps.packet_offset, ps.bytes);

@@ -47,6 +47,10 @@ SpanTracker::SpanTracker(const SpanTrackerConfig& cfg) : cfg_(cfg) {
   free_.reserve(cfg.frame_buffers);
   for (uint32_t b = cfg.frame_buffers; b-- > 0;) free_.push_back(b);
   closed_.resize(cfg.frame_buffers);
+  if (std::has_single_bit(cfg.granule)) {
+    shift_ = std::countr_zero(cfg.granule);
+    granule_mask_ = cfg.granule - 1;
+  }
 }
 
 uint32_t SpanTracker::stream_index(uint64_t key) noexcept {
@@ -137,17 +141,8 @@ SpanOutcome SpanTracker::mark(Open& o, const Span& sp, uint64_t size) noexcept {
   uint64_t* bits = &bits_[size_t{o.buffer} * words_];
   const uint64_t first = sp.offset / g, last = granules_of(end);  // granules [first, last)
   // Any granule already present makes the whole span a duplicate (nothing is overwritten).
-  for (uint64_t k = first; k < last;) {
-    const uint64_t w = k / 64, lo = k % 64, hi = std::min<uint64_t>(64, lo + (last - k));
-    const uint64_t m = (hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1);
-    if (bits[w] & m) return SpanOutcome::duplicate;
-    k += hi - lo;
-  }
-  for (uint64_t k = first; k < last;) {
-    const uint64_t w = k / 64, lo = k % 64, hi = std::min<uint64_t>(64, lo + (last - k));
-    bits[w] |= (hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1);
-    k += hi - lo;
-  }
+  if (any_set(bits, first, last)) return SpanOutcome::duplicate;
+  set_range(bits, first, last);
   o.granules += last - first;
   meta_[o.buffer].bytes_present += sp.bytes;
   return SpanOutcome::placed;
@@ -202,6 +197,7 @@ uint32_t SpanTracker::place(const Decoded& d, uint64_t stream_key, uint64_t now_
             }
           }
           out[placed++] = PlacedSpan{o->buffer, sp.offset, sp.packet_offset, sp.bytes};
+          hot_ = o, hot_stream_ = s, hot_raw_ = sp.frame, hot_frame_ = frame;
           const uint64_t total = granules_of(m.size ? m.size : cfg_.frame_bytes);
           if (last || o->granules == total) {
             if (!m.size) m.size = cfg_.frame_bytes;

@@ -83,6 +83,33 @@ class SpanTracker {
   // allocates or throws.
   uint32_t place(const protocols::Decoded& d, uint64_t stream_key, uint64_t now_ns, PlacedSpan* out,
                  SpanOutcome* outcome) noexcept;
+  // place() for the common case, inline: one span, of the stream and frame of the packet
+  // before, on granules (a power of two) not yet present, not completing the frame, no
+  // marker, items or earlier timestamp. False (nothing changed): call place().
+  bool place_hot(const protocols::Decoded& d, uint64_t stream_key, PlacedSpan* out) noexcept {
+    Open* o = hot_;
+    if (!o || d.nspans != 1 || d.marker || d.nitems || shift_ < 0) return false;
+    const protocols::Span& sp = d.spans[0];
+    if (sp.frame != hot_raw_ || streams_[hot_stream_].key != stream_key || !o->active || o->ended ||
+        o->frame != hot_frame_)
+      return false;
+    FrameMeta& m = meta_[o->buffer];
+    const uint64_t size = m.size ? m.size : cfg_.frame_bytes, end = sp.offset + sp.bytes;
+    if ((d.frame_bytes && d.frame_bytes != m.size) || (d.has_timestamp && sp.offset < m.timestamp_offset) ||
+        ((sp.offset | end) & granule_mask_) || end > size || sp.bytes == 0)
+      return false;
+    const uint64_t first = sp.offset >> shift_, last = end >> shift_;
+    if (o->granules + (last - first) >= ((size + granule_mask_) >> shift_)) return false;  // completes it
+    uint64_t* bits = &bits_[size_t{o->buffer} * words_];
+    if (any_set(bits, first, last)) return false;  // a duplicate: place() counts it
+    set_range(bits, first, last);
+    o->granules += last - first;
+    m.bytes_present += sp.bytes;
+    SpanStats& st = streams_[hot_stream_].stats;
+    ++st.packets, ++st.placed, ++stats_.placed;
+    *out = PlacedSpan{o->buffer, sp.offset, sp.packet_offset, sp.bytes};
+    return true;
+  }
   void expire(uint64_t now_ns) noexcept;  // closes frames older than the timeout
   void close_all() noexcept;              // end of stream
   bool pop_closed(SpanClosedFrame* out) noexcept;
@@ -124,7 +151,31 @@ class SpanTracker {
   void close(uint32_t s, Open& o) noexcept;
   void close_ready(uint32_t s) noexcept;
   SpanOutcome mark(Open& o, const protocols::Span& sp, uint64_t size) noexcept;
-  uint64_t granules_of(uint64_t bytes) const noexcept { return (bytes + cfg_.granule - 1) / cfg_.granule; }
+  uint64_t granules_of(uint64_t bytes) const noexcept {
+    return shift_ >= 0 ? (bytes + granule_mask_) >> shift_ : (bytes + cfg_.granule - 1) / cfg_.granule;
+  }
+  // Bits [first, last) of a bitmap: whole words at once, masks at the two ends.
+  static uint64_t word_mask(uint64_t lo, uint64_t hi) noexcept {  // bits lo..hi-1 of a word, 0 <= lo < hi <= 64
+    return (hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1);
+  }
+  static bool any_set(const uint64_t* bits, uint64_t first, uint64_t last) noexcept {
+    const uint64_t fw = first / 64, lw = (last - 1) / 64;
+    if (fw == lw) return bits[fw] & word_mask(first % 64, (last - 1) % 64 + 1);
+    if (bits[fw] & word_mask(first % 64, 64)) return true;
+    for (uint64_t w = fw + 1; w < lw; ++w)
+      if (bits[w]) return true;
+    return bits[lw] & word_mask(0, (last - 1) % 64 + 1);
+  }
+  static void set_range(uint64_t* bits, uint64_t first, uint64_t last) noexcept {
+    const uint64_t fw = first / 64, lw = (last - 1) / 64;
+    if (fw == lw) {
+      bits[fw] |= word_mask(first % 64, (last - 1) % 64 + 1);
+      return;
+    }
+    bits[fw] |= word_mask(first % 64, 64);
+    for (uint64_t w = fw + 1; w < lw; ++w) bits[w] = ~uint64_t{0};
+    bits[lw] |= word_mask(0, (last - 1) % 64 + 1);
+  }
 
   SpanTrackerConfig cfg_;
   uint32_t words_;
@@ -135,6 +186,13 @@ class SpanTracker {
   std::vector<StreamState> streams_;  // the streams seen, in order of their first packet
   std::vector<uint32_t> table_;     // open addressing: stream key -> index + 1 (0: empty)
   uint32_t last_index_ = kNoBuffer; // the stream of the packet before
+  int shift_ = -1;                  // log2(granule) when it is a power of two, else -1
+  uint64_t granule_mask_ = 0;       // granule - 1 (power of two)
+  // The frame of the last span placed: the next packet's most likely (place_hot()).
+  Open* hot_ = nullptr;
+  uint32_t hot_stream_ = 0;
+  uint64_t hot_raw_ = 0;            // its frame number as the decoder gives it (before unwrapping)
+  uint64_t hot_frame_ = 0;
   std::vector<uint32_t> free_;
   std::vector<SpanClosedFrame> closed_;
   size_t closed_head_ = 0, closed_count_ = 0;
