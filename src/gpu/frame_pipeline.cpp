@@ -87,6 +87,7 @@ struct FramePipeline::Impl {
   std::vector<JobSlot> slots;      // depth
   uint64_t retired = 0;            // jobs whose bursts were given back
   std::vector<uint64_t> missing;   // frame_buffers * words: bit set = packet missing
+  std::vector<uint64_t> no_missing;  // span modes: the missing bitmap of every complete frame (zeros)
   std::vector<PendingFrame> pending;  // FIFO ring, frame_buffers long
   size_t pending_head = 0, pending_count = 0;
   PipelineStats stats;
@@ -208,6 +209,7 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   opts.max_entries = job_capacity;
   exec = make_executor(cfg.launch, opts);
   missing.assign(size_t{cfg.frame_buffers} * (span_mode ? span_words() : tracker.words_per_frame()), 0);
+  if (span_mode) no_missing.assign(span_words(), 0);
   pending.resize(cfg.frame_buffers);
   detail::log()->info("{}: gpu {}, {} B frames ({} x {} B {}), staging {}, launch {}, {} jobs in flight, jobs of {}",
                       who, cfg.gpu, frame_bytes, cfg.packets_per_frame, out_slot_bytes, to_string(cfg.output),
@@ -392,13 +394,13 @@ void FramePipeline::Impl::zero_fill_spans(const SpanClosedFrame& f) noexcept {
   const uint32_t words = span_words();
   uint64_t* miss = &missing[size_t{f.buffer} * words];
   const uint64_t g = spans->granule(), units = (m.size + g - 1) / g;
+  if (f.complete) return;  // its Frame points at no_missing: no pass over its bits
   for (uint32_t w = 0; w < words; ++w) {
     uint64_t bits = ~present[w];
     if (uint64_t{w} * 64 >= units) bits = 0;
     else if (units - uint64_t{w} * 64 < 64) bits &= (uint64_t{1} << (units - uint64_t{w} * 64)) - 1;
     miss[w] = bits;
   }
-  if (f.complete) return;
   const uint64_t base = uint64_t{f.buffer} * frame_bytes;
   for (uint64_t u = 0; u < units;) {
     if (!(miss[u / 64] >> (u % 64) & 1)) {
@@ -570,8 +572,11 @@ Frame FramePipeline::next_frame() noexcept {
     const FrameMeta& meta = m.spans->meta(p.frame.buffer);
     const uint64_t g = m.spans->granule(), units = (meta.size + g - 1) / g;
     const uint32_t words = m.span_words();
+    // A complete frame's missing bitmap is all zeros: one shared, not a pass over its bits.
+    const uint64_t* miss = p.frame.complete ? m.no_missing.data() : &m.missing[size_t{p.frame.buffer} * words];
     uint64_t missing = 0;
-    for (uint32_t w = 0; w < words; ++w) missing += std::popcount(m.missing[size_t{p.frame.buffer} * words + w]);
+    if (!p.frame.complete)
+      for (uint32_t w = 0; w < words; ++w) missing += std::popcount(miss[w]);
     info.stream = meta.stream;
     info.bytes = m.out_of(meta.size);
     info.bytes_expected = meta.size;
@@ -582,7 +587,7 @@ Frame FramePipeline::next_frame() noexcept {
     info.has_timestamp = meta.has_timestamp;
     info.timestamp = meta.timestamp;
     info.timestamp_frac = meta.timestamp_frac;
-    f.missing_ = std::span<const uint64_t>(&m.missing[size_t{p.frame.buffer} * words], (units + 63) / 64);
+    f.missing_ = std::span<const uint64_t>(miss, (units + 63) / 64);
     f.items_ = std::span<const FrameItem>(meta.items, meta.nitems);
   } else {
     info.bytes = m.frame_bytes;

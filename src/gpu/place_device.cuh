@@ -258,6 +258,8 @@ template <unsigned E>
 struct CopyPath {
   uint32_t n;  // bytes
   NDQ_HD uint32_t threads() const { return (n + 16 * kUnroll - 1) / (16 * kUnroll); }
+  // The same path for a span of in_bytes (span jobs: every entry its own length).
+  NDQ_HD CopyPath for_bytes(uint32_t in_bytes) const { return {in_bytes & ~(E - 1)}; }
   NDQ_HD void operator()(const std::byte* s, std::byte* d, unsigned tid, unsigned nt) const {
     copy_samples<E>(s, d, n, tid, nt);
   }
@@ -267,6 +269,7 @@ struct ConvertPath {
   uint32_t n;  // samples
   // Sized by the output: one thread per U output vectors of 16 bytes.
   static constexpr uint32_t kPerThread = unit_samples<Out> * unit_unroll<In, Out>;
+  NDQ_HD ConvertPath for_bytes(uint32_t in_bytes) const { return {static_cast<uint32_t>(uint64_t{in_bytes} * 8 / bits_of(In))}; }
   NDQ_HD uint32_t threads() const { return (n + kPerThread - 1) / kPerThread; }
   NDQ_HD void operator()(const std::byte* s, std::byte* d, unsigned tid, unsigned nt) const {
     convert_samples<In, Out, Big>(s, d, n, tid, nt);
@@ -274,6 +277,7 @@ struct ConvertPath {
 };
 struct ZeroPath {  // unsupported pair: every slot zero-filled
   uint32_t n;
+  NDQ_HD ZeroPath for_bytes(uint32_t in_bytes) const { return {in_bytes}; }  // (never for spans: refused by config)
   NDQ_HD uint32_t threads() const { return (n + 16 * kUnroll - 1) / (16 * kUnroll); }
   NDQ_HD void operator()(const std::byte*, std::byte* d, unsigned tid, unsigned nt) const { zero_fill(d, n, tid, nt); }
 };
@@ -359,27 +363,6 @@ struct JobRun {
   }
 };
 
-// Span jobs (PlaceJob::spans): each entry its own length and destination, so the format
-// switch runs per entry (not per byte) with the entry's sizes.
-struct SpanOnce {
-  const std::byte* s;
-  std::byte* d;
-  unsigned tid, nthreads;
-  template <class Path>
-  NDQ_HD void operator()(const Path& path) const { path(s, d, tid, nthreads); }
-};
-
-NDQ_HD void place_span(const PlaceJob& job, const SpanEntry& e, std::byte* stage, unsigned tid, unsigned nt) {
-  std::byte* dst = job.out + e.dst;
-  if (e.src == 0) return zero_fill(dst, e.bytes, tid, nt);
-  const std::byte* src = stage && e.stage ? stage + staged_at(e.stage - 1, e.src, job.in_bytes)
-                                          : reinterpret_cast<const std::byte*>(e.src);
-  PlaceJob one = job;
-  one.in_bytes = e.bytes;
-  one.out_slot_bytes = static_cast<uint32_t>(converted_size(e.bytes, job.in_format, job.out_format));
-  with_path(one, SpanOnce{src, dst, tid, nt});
-}
-
 // gather_entry for a span: its own length, its staging place sized by the job's largest span.
 NDQ_HD void gather_span(const SpanEntry& e, std::byte* stage, uint32_t max_bytes, unsigned tid, unsigned nt) {
   if (e.src == 0 || e.stage == 0) return;
@@ -388,22 +371,42 @@ NDQ_HD void gather_span(const SpanEntry& e, std::byte* stage, uint32_t max_bytes
   copy_vectors<16, 1>(reinterpret_cast<const std::byte*>(first), to, static_cast<uint32_t>((end - first) / 16), tid, nt);
 }
 
-// JobRun's grouping for span jobs, threads per entry sized by the largest span.
-NDQ_HD void span_job_threads(const PlaceJob& job, std::byte* stage, bool gather, unsigned block, unsigned nblocks,
-                             unsigned tid, unsigned nthreads) {
-  const uint64_t spare = job.count ? uint64_t{nblocks} * nthreads / job.count : nthreads;
-  const uint64_t need = (uint64_t{job.in_bytes} + 16 * kUnroll - 1) / (16 * kUnroll);
-  const uint64_t want = spare > need ? spare : need;
-  unsigned size = 1;
-  while (size * 2 <= want && size * 2 <= nthreads) size *= 2;
-  const unsigned groups = nthreads / size, g = tid / size;
-  if (g >= groups) return;
-  const uint64_t stride = uint64_t{nblocks} * groups;
-  for (uint64_t i = uint64_t{block} * groups + g; i < job.count; i += stride) {
-    if (gather) gather_span(job.span_entries[i], stage, job.in_bytes, tid - g * size, size);
-    else place_span(job, job.span_entries[i], stage, tid - g * size, size);
+// JobRun for span jobs (PlaceJob::spans): the same grouping, threads per entry sized by the
+// job's largest span (in_bytes); each entry's path resized to its own length (for_bytes), the
+// format switch staying outside the entry loop (inside it, every path's code in one loop body
+// spilled registers and halved the bandwidth).
+struct SpanRun {
+  const PlaceJob& job;
+  unsigned block, nblocks, tid, nthreads;
+  std::byte* stage = nullptr;
+  bool gather = false;
+  template <class Path>
+  NDQ_HD void operator()(const Path& path) const {
+    const uint64_t spare = job.count ? uint64_t{nblocks} * nthreads / job.count : nthreads;
+    const uint64_t want = spare > path.threads() ? spare : path.threads();
+    unsigned size = 1;
+    while (size * 2 <= want && size * 2 <= nthreads) size *= 2;
+    const unsigned groups = nthreads / size, g = tid / size;
+    if (g >= groups) return;
+    const unsigned t = tid - g * size;
+    const uint64_t stride = uint64_t{nblocks} * groups;
+    for (uint64_t i = uint64_t{block} * groups + g; i < job.count; i += stride) {
+      const SpanEntry& e = job.span_entries[i];
+      if (gather) {
+        gather_span(e, stage, job.in_bytes, t, size);
+        continue;
+      }
+      std::byte* dst = job.out + e.dst;
+      if (e.src == 0) {
+        zero_fill(dst, e.bytes, t, size);
+        continue;
+      }
+      const std::byte* src = stage && e.stage ? stage + staged_at(e.stage - 1, e.src, job.in_bytes)
+                                              : reinterpret_cast<const std::byte*>(e.src);
+      path.for_bytes(e.bytes)(src, dst, t, size);
+    }
   }
-}
+};
 
 struct EntryOnce {
   const PlaceJob& job;
@@ -426,7 +429,7 @@ NDQ_HD void place_entry(const PlaceJob& job, const PlacementEntry& e, unsigned t
 // threads, one packet per group at a time (see JobRun). The format switch is outside the entry loop: each path's
 // loop is compiled on its own, which keeps registers low.
 NDQ_HD void place_job_threads(const PlaceJob& job, unsigned block, unsigned nblocks, unsigned tid, unsigned nthreads) {
-  if (job.spans) return detail::span_job_threads(job, nullptr, false, block, nblocks, tid, nthreads);
+  if (job.spans) return detail::with_path(job, detail::SpanRun{job, block, nblocks, tid, nthreads});
   detail::with_path(job, detail::JobRun{job, block, nblocks, tid, nthreads});
 }
 
@@ -439,7 +442,7 @@ __device__ __forceinline__ void place_job(const PlaceJob& job, unsigned block, u
 // gather pass before any starts placing (place_staged_job: a block barrier between them).
 NDQ_HD void staged_job_threads(const PlaceJob& job, std::byte* stage, bool gather, unsigned block, unsigned nblocks,
                                unsigned tid, unsigned nthreads) {
-  if (job.spans) return detail::span_job_threads(job, stage, gather, block, nblocks, tid, nthreads);
+  if (job.spans) return detail::with_path(job, detail::SpanRun{job, block, nblocks, tid, nthreads, stage, gather});
   detail::with_path(job, detail::JobRun{job, block, nblocks, tid, nthreads, stage, gather});
 }
 

@@ -141,8 +141,7 @@ SpanOutcome SpanTracker::mark(Open& o, const Span& sp, uint64_t size) noexcept {
   uint64_t* bits = &bits_[size_t{o.buffer} * words_];
   const uint64_t first = sp.offset / g, last = granules_of(end);  // granules [first, last)
   // Any granule already present makes the whole span a duplicate (nothing is overwritten).
-  if (any_set(bits, first, last)) return SpanOutcome::duplicate;
-  set_range(bits, first, last);
+  if (!set_if_clear(bits, first, last)) return SpanOutcome::duplicate;
   o.granules += last - first;
   meta_[o.buffer].bytes_present += sp.bytes;
   return SpanOutcome::placed;

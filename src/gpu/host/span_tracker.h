@@ -101,8 +101,7 @@ class SpanTracker {
     const uint64_t first = sp.offset >> shift_, last = end >> shift_;
     if (o->granules + (last - first) >= ((size + granule_mask_) >> shift_)) return false;  // completes it
     uint64_t* bits = &bits_[size_t{o->buffer} * words_];
-    if (any_set(bits, first, last)) return false;  // a duplicate: place() counts it
-    set_range(bits, first, last);
+    if (!set_if_clear(bits, first, last)) return false;  // a duplicate: place() counts it
     o->granules += last - first;
     m.bytes_present += sp.bytes;
     SpanStats& st = streams_[hot_stream_].stats;
@@ -165,6 +164,20 @@ class SpanTracker {
     for (uint64_t w = fw + 1; w < lw; ++w)
       if (bits[w]) return true;
     return bits[lw] & word_mask(0, (last - 1) % 64 + 1);
+  }
+  // Sets bits [first, last) in one pass when none is set; else leaves them as they were and
+  // returns false (a duplicate: rare, so undoing the words already set costs nothing).
+  static bool set_if_clear(uint64_t* bits, uint64_t first, uint64_t last) noexcept {
+    const uint64_t fw = first / 64, lw = (last - 1) / 64;
+    for (uint64_t w = fw; w <= lw; ++w) {
+      const uint64_t m = word_mask(w == fw ? first % 64 : 0, w == lw ? (last - 1) % 64 + 1 : 64);
+      if (bits[w] & m) {
+        for (uint64_t u = fw; u < w; ++u) bits[u] &= ~word_mask(u == fw ? first % 64 : 0, 64);
+        return false;
+      }
+      bits[w] |= m;
+    }
+    return true;
   }
   static void set_range(uint64_t* bits, uint64_t first, uint64_t last) noexcept {
     const uint64_t fw = first / 64, lw = (last - 1) / 64;
