@@ -232,10 +232,17 @@ void check_spans(Checker& c, const ReorderConfig& g, const std::string& path) {
   const uint64_t derived = derived_frame_bytes(g, &how);
   if (g.frame_bytes) {
     c.range(path + ".frame_bytes", g.frame_bytes, limits::frame_bytes);
-    if (derived && g.frame_bytes < derived)
+    // fields + index: the frame's last packet may carry fewer bytes, so its size lies in
+    // ((packets_per_frame - 1) x payload_size, packets_per_frame x payload_size]; vita49: exactly
+    // samples_per_frame x sample_bytes. Any other size never completes or cuts packets off.
+    const bool by_index = g.mode == ReorderMode::fields && g.fields.index.declared();
+    const uint64_t least = by_index && derived >= g.payload_size ? derived - g.payload_size + 1 : derived;
+    if (derived && (g.frame_bytes < least || g.frame_bytes > derived))
       c.error(path + ".frame_bytes", std::to_string(g.frame_bytes),
-              "must be at least " + how + " (" + std::to_string(derived) +
-                  "), the bytes of one frame; leave it out to use that");
+              by_index ? "must be " + how + " (" + std::to_string(derived) + "), or less when a frame's last packet is "
+                             "shorter: from " + std::to_string(least) + " to " + std::to_string(derived) +
+                             "; leave it out to use " + std::to_string(derived)
+                       : "must be " + how + " (" + std::to_string(derived) + "), the bytes of one frame; leave it out to use that");
   } else if (g.mode == ReorderMode::spead) {
     c.error(path + ".frame_bytes", "0",
             "is required in mode spead: the largest heap's size in bytes (each heap says its own, up to this)");

@@ -455,14 +455,21 @@ TEST_F(ConfigReorder, FieldsPayloadSizeAndPacketsPerFrame) {
   EXPECT_TRUE(issues.empty()) << issues[0].to_string();
 }
 
-TEST_F(ConfigReorder, FieldsFrameBytesNotBelowTheDerivedSize) {
+TEST_F(ConfigReorder, FieldsFrameBytesIsTheDerivedSizeOrOnePacketShorter) {
   Config c = spans_of(valid(), ReorderMode::fields);
   reorder(c).fields.frame = {.offset = 0, .bits = 32};
   reorder(c).fields.index = {.offset = 4, .bits = 16};
-  reorder(c).frame_bytes = 1000;
-  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].frame_bytes")
-                .find("must be at least packets_per_frame x payload_size (65536)"),
-            std::string::npos);
+  const std::string key = "interfaces[0].rx.reorder[0].frame_bytes";
+  const std::string why = "must be packets_per_frame x payload_size (65536), or less when a frame's last packet is "
+                          "shorter: from 64513 to 65536";
+  for (uint64_t bad : {1000u, 64512u, 65537u}) {
+    reorder(c).frame_bytes = bad;
+    EXPECT_NE(issue_text(c, key).find(why), std::string::npos) << bad;
+  }
+  for (uint64_t good : {64513u, 65000u, 65536u}) {  // the last of 64 packets of 1024 bytes carries 1..1024
+    reorder(c).frame_bytes = good;
+    EXPECT_TRUE(c.validate().empty()) << good;
+  }
 }
 
 TEST_F(ConfigReorder, FieldsGranuleDividesPayloadSize) {
@@ -552,10 +559,12 @@ TEST_F(ConfigReorder, Vita49DerivesFrameBytes) {
   reorder(c).vita49.samples_per_frame = 1024;
   auto issues = c.validate();
   EXPECT_TRUE(issues.empty()) << issues[0].to_string();
-  reorder(c).frame_bytes = 4000;  // below 1024 x 4
-  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].frame_bytes")
-                .find("must be at least vita49.samples_per_frame x vita49.sample_bytes (4096)"),
-            std::string::npos);
+  for (uint64_t bad : {4000u, 4100u}) {  // 1024 x 4 exactly, or frames never complete or cut samples off
+    reorder(c).frame_bytes = bad;
+    EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].frame_bytes")
+                  .find("must be vita49.samples_per_frame x vita49.sample_bytes (4096)"),
+              std::string::npos);
+  }
 }
 
 TEST_F(ConfigReorder, Vita49SamplesPerFrameAndSampleBytes) {
