@@ -311,9 +311,12 @@ NDQ_HD void with_path(const PlaceJob& job, Run&& run) {
 }
 
 // Where entry e's samples are read from: src, or its staging place in a staged launch.
+NDQ_HD const std::byte* samples_at(uint64_t src, uint32_t index, std::byte* stage, uint32_t place_bytes) {
+  if (stage && index) return stage + staged_at(index - 1, src, place_bytes);
+  return reinterpret_cast<const std::byte*>(src);
+}
 NDQ_HD const std::byte* samples_of(const PlacementEntry& e, std::byte* stage, uint32_t in_bytes) {
-  if (stage && e.stage) return stage + staged_at(e.stage - 1, e.src, in_bytes);
-  return reinterpret_cast<const std::byte*>(e.src);
+  return samples_at(e.src, e.stage, stage, in_bytes);
 }
 
 template <class Path>
@@ -329,11 +332,37 @@ NDQ_HD void place_with(const PlaceJob& job, const PlacementEntry& e, const Path&
 // vectors that hold the packet's first and last bytes, so no byte is read alone over PCIe.
 // Those two vectors' other bytes are read too; being in the same 16 aligned bytes as bytes
 // of the packet, they cannot fault.
-NDQ_HD void gather_entry(const PlacementEntry& e, std::byte* stage, uint32_t in_bytes, unsigned tid, unsigned nt) {
-  if (e.src == 0 || e.stage == 0) return;
-  const uint64_t first = e.src & ~uint64_t{15}, end = (e.src + in_bytes + 15) & ~uint64_t{15};
-  std::byte* to = stage + staged_at(e.stage - 1, e.src, in_bytes) - (e.src & 15);
+// n bytes at src into staging place `index` (1-based; 0: not staged) of places sized for
+// place_bytes (the job's in_bytes: a slot, or the largest span).
+NDQ_HD void gather_bytes(uint64_t src, uint32_t n, uint32_t index, std::byte* stage, uint32_t place_bytes, unsigned tid,
+                         unsigned nt) {
+  if (src == 0 || index == 0) return;
+  const uint64_t first = src & ~uint64_t{15}, end = (src + n + 15) & ~uint64_t{15};
+  std::byte* to = stage + staged_at(index - 1, src, place_bytes) - (src & 15);
   copy_vectors<16, 1>(reinterpret_cast<const std::byte*>(first), to, static_cast<uint32_t>((end - first) / 16), tid, nt);
+}
+
+// The threads of a block split into groups of `size` (a power of two), one entry per group at
+// a time: group g of block b takes entries b * groups + g, then every `stride` further.
+struct EntryGroups {
+  unsigned size = 1, g = 0;
+  uint64_t first = 0, stride = 0;
+  bool idle = false;  // threads left over when size does not divide nthreads
+  NDQ_HD unsigned rank(unsigned tid) const { return tid - g * size; }
+};
+// want_threads: the threads one entry keeps busy with kUnroll loads each (path.threads()).
+NDQ_HD EntryGroups entry_groups(uint32_t count, uint32_t want_threads, unsigned block, unsigned nblocks, unsigned tid,
+                                unsigned nthreads) {
+  const uint64_t spare = count ? uint64_t{nblocks} * nthreads / count : nthreads;  // threads per entry if all at once
+  const uint64_t want = spare > want_threads ? spare : want_threads;
+  EntryGroups e;
+  while (e.size * 2 <= want && e.size * 2 <= nthreads) e.size *= 2;
+  const unsigned groups = nthreads / e.size;
+  e.g = tid / e.size;
+  e.idle = e.g >= groups;
+  e.first = uint64_t{block} * groups + e.g;
+  e.stride = uint64_t{nblocks} * groups;
+  return e;
 }
 
 // Threads per packet: enough that each has about kUnroll loads (path.threads()), more when
@@ -349,27 +378,16 @@ struct JobRun {
   bool gather = false;
   template <class Path>
   NDQ_HD void operator()(const Path& path) const {
-    const uint64_t spare = job.count ? uint64_t{nblocks} * nthreads / job.count : nthreads;  // threads per packet if all at once
-    const uint64_t want = spare > path.threads() ? spare : path.threads();
-    unsigned size = 1;
-    while (size * 2 <= want && size * 2 <= nthreads) size *= 2;
-    const unsigned groups = nthreads / size, g = tid / size;
-    if (g >= groups) return;  // threads left over when size does not divide nthreads
-    const uint64_t stride = uint64_t{nblocks} * groups;
-    for (uint64_t i = uint64_t{block} * groups + g; i < job.count; i += stride) {
-      if (gather) gather_entry(job.entries[i], stage, job.in_bytes, tid - g * size, size);
-      else place_with(job, job.entries[i], path, tid - g * size, size, stage);
+    const EntryGroups eg = entry_groups(job.count, path.threads(), block, nblocks, tid, nthreads);
+    if (eg.idle) return;
+    const unsigned t = eg.rank(tid);
+    for (uint64_t i = eg.first; i < job.count; i += eg.stride) {
+      const PlacementEntry& e = job.entries[i];
+      if (gather) gather_bytes(e.src, job.in_bytes, e.stage, stage, job.in_bytes, t, eg.size);
+      else place_with(job, e, path, t, eg.size, stage);
     }
   }
 };
-
-// gather_entry for a span: its own length, its staging place sized by the job's largest span.
-NDQ_HD void gather_span(const SpanEntry& e, std::byte* stage, uint32_t max_bytes, unsigned tid, unsigned nt) {
-  if (e.src == 0 || e.stage == 0) return;
-  const uint64_t first = e.src & ~uint64_t{15}, end = (e.src + e.bytes + 15) & ~uint64_t{15};
-  std::byte* to = stage + staged_at(e.stage - 1, e.src, max_bytes) - (e.src & 15);
-  copy_vectors<16, 1>(reinterpret_cast<const std::byte*>(first), to, static_cast<uint32_t>((end - first) / 16), tid, nt);
-}
 
 // JobRun for span jobs (PlaceJob::spans): the same grouping, threads per entry sized by the
 // job's largest span (in_bytes); each entry's path resized to its own length (for_bytes), the
@@ -382,28 +400,15 @@ struct SpanRun {
   bool gather = false;
   template <class Path>
   NDQ_HD void operator()(const Path& path) const {
-    const uint64_t spare = job.count ? uint64_t{nblocks} * nthreads / job.count : nthreads;
-    const uint64_t want = spare > path.threads() ? spare : path.threads();
-    unsigned size = 1;
-    while (size * 2 <= want && size * 2 <= nthreads) size *= 2;
-    const unsigned groups = nthreads / size, g = tid / size;
-    if (g >= groups) return;
-    const unsigned t = tid - g * size;
-    const uint64_t stride = uint64_t{nblocks} * groups;
-    for (uint64_t i = uint64_t{block} * groups + g; i < job.count; i += stride) {
+    const EntryGroups eg = entry_groups(job.count, path.threads(), block, nblocks, tid, nthreads);
+    if (eg.idle) return;
+    const unsigned t = eg.rank(tid);
+    for (uint64_t i = eg.first; i < job.count; i += eg.stride) {
       const SpanEntry& e = job.span_entries[i];
-      if (gather) {
-        gather_span(e, stage, job.in_bytes, t, size);
-        continue;
-      }
       std::byte* dst = job.out + e.dst;
-      if (e.src == 0) {
-        zero_fill(dst, e.bytes, t, size);
-        continue;
-      }
-      const std::byte* src = stage && e.stage ? stage + staged_at(e.stage - 1, e.src, job.in_bytes)
-                                              : reinterpret_cast<const std::byte*>(e.src);
-      path.for_bytes(e.bytes)(src, dst, t, size);
+      if (gather) gather_bytes(e.src, e.bytes, e.stage, stage, job.in_bytes, t, eg.size);
+      else if (e.src == 0) zero_fill(dst, e.bytes, t, eg.size);
+      else path.for_bytes(e.bytes)(samples_at(e.src, e.stage, stage, job.in_bytes), dst, t, eg.size);
     }
   }
 };

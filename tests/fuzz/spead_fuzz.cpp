@@ -29,6 +29,9 @@
 
 #include "protocols/spead.h"
 
+#define NDQ_FUZZER "spead_fuzz"
+#include "decoder_fuzz.h"
+
 namespace {
 
 using netdaq::protocols::Decoded;
@@ -37,25 +40,7 @@ using netdaq::protocols::Verdict;
 
 constexpr uint64_t kStreamItem = 0x4200;
 
-[[noreturn]] void fail(const char* what, size_t size, size_t cut, int line) {
-  std::fprintf(stderr, "spead_fuzz: %s (input %zu bytes, first segment %zu bytes, spead_fuzz.cpp:%d)\n", what, size,
-               cut, line);
-  std::abort();
-}
-#define CHECK(cond)                                  \
-  do {                                               \
-    if (!(cond)) fail(#cond, size, cut, __LINE__);   \
-  } while (0)
-
-// An exact-size heap copy (ASan: any access past its end is an error).
-struct Buf {
-  Buf(const uint8_t* src, size_t n) : bytes(new std::byte[n ? n : 1]), size(n) {
-    if (n) std::memcpy(bytes.get(), src, n);
-  }
-  std::span<const std::byte> span() const { return {bytes.get(), size}; }
-  std::unique_ptr<std::byte[]> bytes;
-  size_t size;
-};
+using ndqfuzz::Buf;
 
 // Item pointers end here, when the header says how many there are.
 uint64_t headers_end(const uint8_t* data, size_t size) {

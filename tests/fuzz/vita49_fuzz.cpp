@@ -25,6 +25,9 @@
 
 #include "protocols/vita49.h"
 
+#define NDQ_FUZZER "vita49_fuzz"
+#include "decoder_fuzz.h"
+
 namespace {
 
 using netdaq::Vita49Options;
@@ -33,25 +36,7 @@ using netdaq::protocols::kMaxSpans;
 using netdaq::protocols::Verdict;
 using netdaq::protocols::Vita49Decoder;
 
-[[noreturn]] void fail(const char* what, size_t size, size_t cut, int line) {
-  std::fprintf(stderr, "vita49_fuzz: %s (input %zu bytes, first segment %zu, vita49_fuzz.cpp:%d)\n", what, size, cut,
-               line);
-  std::abort();
-}
-#define CHECK(cond)                                  \
-  do {                                               \
-    if (!(cond)) fail(#cond, size, cut, __LINE__);   \
-  } while (0)
-
-// An exact-size heap copy (ASan: any access past its end is an error).
-struct Buf {
-  Buf(const uint8_t* src, size_t n) : bytes(new std::byte[n ? n : 1]), size(n) {
-    if (n) std::memcpy(bytes.get(), src, n);
-  }
-  std::span<const std::byte> span() const { return {bytes.get(), size}; }
-  std::unique_ptr<std::byte[]> bytes;
-  size_t size;
-};
+using ndqfuzz::Buf;
 
 const Vita49Options kOptionSets[] = {
     {16, 4, 0},

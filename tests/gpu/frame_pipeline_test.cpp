@@ -22,7 +22,7 @@ namespace {
 constexpr uint32_t kHeader = 16;  // u32 junk, u64 sequence (little-endian) at 4, u32 junk
 
 // Packets in pinned host memory, handed out as RxBursts in any order.
-class PacketSource final : public netdaq::detail::BurstOwner {
+class PacketSource final : public ndqtest::HeapBursts {
  public:
   PacketSource(uint32_t count, uint32_t payload, uint64_t first_seq, uint32_t seed) : payload_(payload) {
     stride_ = (kHeader + payload + 63) / 64 * 64;
@@ -42,30 +42,16 @@ class PacketSource final : public netdaq::detail::BurstOwner {
 
   // A burst of packets i in `order` (indices into this source).
   RxBurst burst(const std::vector<uint32_t>& order) {
-    auto* d = new netdaq::detail::BurstDesc;
-    d->pkts = new Packet[order.size()];
-    d->count = d->capacity = static_cast<uint32_t>(order.size());
-    d->owner = this;
-    for (size_t k = 0; k < order.size(); ++k) {
-      auto& f = netdaq::detail::fields(d->pkts[k]);
+    return make(order.size(), [&](size_t k, netdaq::detail::PacketFields& f) {
       f.nseg = 1;
       f.data[0] = mem_ + size_t{order[k]} * stride_;
       f.len[0] = f.cap[0] = kHeader + payload_;
-    }
-    ++out_;
-    return RxBurst(d);
+    });
   }
-  void release(netdaq::detail::BurstDesc* d) noexcept override {
-    delete[] d->pkts;
-    delete d;
-    ++back_;
-  }
-  int outstanding() const { return out_ - back_; }
 
  private:
   uint32_t payload_, stride_;
   std::byte* mem_ = nullptr;
-  int out_ = 0, back_ = 0;
 };
 
 struct Case {

@@ -20,6 +20,32 @@
 
 namespace ndqtest {
 
+// Hands out RxBursts of packets that stay where they are (pinned memory a test filled) and
+// counts the bursts given back. Subclasses say where packet k of a burst lies.
+class HeapBursts : public ::netdaq::detail::BurstOwner {
+ public:
+  // set(k, fields): fill packet k's fields (nseg, data, len, cap, flow).
+  template <class Set>
+  ::netdaq::RxBurst make(size_t n, Set set) {
+    auto* d = new ::netdaq::detail::BurstDesc;
+    d->pkts = new ::netdaq::Packet[n];
+    d->count = d->capacity = static_cast<uint32_t>(n);
+    d->owner = this;
+    for (size_t k = 0; k < n; ++k) set(k, ::netdaq::detail::fields(d->pkts[k]));
+    ++out_;
+    return ::netdaq::RxBurst(d);
+  }
+  void release(::netdaq::detail::BurstDesc* d) noexcept override {
+    delete[] d->pkts;
+    delete d;
+    ++back_;
+  }
+  int outstanding() const { return out_ - back_; }
+
+ private:
+  int out_ = 0, back_ = 0;
+};
+
 // Every packet handed to a pipeline ends in exactly one of its outcomes.
 inline ::testing::AssertionResult pipeline_accounted(const ::netdaq::gpu::PipelineStats& s) {
   const uint64_t out = s.packets_placed + s.duplicate + s.late + s.malformed + s.no_buffer + s.control + s.no_stream;

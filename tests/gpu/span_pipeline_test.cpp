@@ -30,7 +30,7 @@ using testgen::GeneratedTraffic;
 constexpr uint32_t kPayloadAt = 42;
 
 // The traffic's packets in mapped pinned memory, handed out as RxBursts in any order.
-class PinnedPackets final : public netdaq::detail::BurstOwner {
+class PinnedPackets final : public ndqtest::HeapBursts {
  public:
   PinnedPackets(const GeneratedTraffic& t, std::function<uint32_t(size_t)> flow) : t_(t), flow_(std::move(flow)) {
     size_t most = 0;
@@ -43,33 +43,19 @@ class PinnedPackets final : public netdaq::detail::BurstOwner {
   }
   ~PinnedPackets() { cudaFreeHost(mem_); }
   RxBurst burst(const std::vector<size_t>& order) {
-    auto* d = new netdaq::detail::BurstDesc;
-    d->pkts = new Packet[order.size()];
-    d->count = d->capacity = static_cast<uint32_t>(order.size());
-    d->owner = this;
-    for (size_t k = 0; k < order.size(); ++k) {
-      auto& f = netdaq::detail::fields(d->pkts[k]);
+    return make(order.size(), [&](size_t k, netdaq::detail::PacketFields& f) {
       f.nseg = 1;
       f.data[0] = mem_ + order[k] * stride_ + kPayloadAt;
       f.len[0] = f.cap[0] = static_cast<uint32_t>(t_.packets[order[k]].payload.size());
       f.flow = flow_(order[k]);
-    }
-    ++out_;
-    return RxBurst(d);
+    });
   }
-  void release(netdaq::detail::BurstDesc* d) noexcept override {
-    delete[] d->pkts;
-    delete d;
-    ++back_;
-  }
-  int outstanding() const { return out_ - back_; }
 
  private:
   const GeneratedTraffic& t_;
   std::function<uint32_t(size_t)> flow_;
   size_t stride_ = 0;
   std::byte* mem_ = nullptr;
-  int out_ = 0, back_ = 0;
 };
 
 struct Case {
