@@ -164,6 +164,9 @@ class FramePipeline {
   PipelineStats stats() const noexcept;
   // Span modes: one entry per stream seen, in order of its first packet (empty in slot modes).
   std::vector<StreamStats> stream_stats() const;
+  // The same without allocating (for publishing from the driving thread): fills the first
+  // min(out.size(), streams) entries and returns how many streams there are.
+  size_t stream_stats(std::span<StreamStats> out) const noexcept;
   const ReorderConfig& config() const noexcept;
   Stream stream() const noexcept;   // GPU work of this pipeline is ordered on this stream
   size_t frame_bytes() const noexcept;

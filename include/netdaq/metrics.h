@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@ struct PipelineMetrics {
   std::string interface;
   std::string queue;  // the rx queue's name, e.g. "receiver/rx0"
   gpu::PipelineStats stats;
+  std::vector<gpu::StreamStats> streams;  // span modes: per stream (netdaq_gpu_stream_*); empty: none
 };
 
 // Everything one scrape shows.
@@ -50,15 +52,32 @@ inline constexpr const char* kPrometheusContentType = "text/plain; version=0.0.4
 // a lock (FramePipeline::stats() must not be called while another thread submits): the driving
 // thread calls publish(pipeline.stats()) after submit(), a scrape calls load(). Each field is
 // read whole; fields of one load may be from two neighbouring publishes.
+// Span modes: with a stream capacity, publish() also takes the pipeline's stream stats
+// (FramePipeline::stream_stats(span), into a buffer sized once) and keeps the first `capacity`
+// of them, the same way; load_streams() reads them. Streams only ever get added, in a fixed
+// order, so a load sees each stream under its own key, with no stream published twice.
 class PublishedPipelineStats {
  public:
-  void publish(const gpu::PipelineStats& s) noexcept;
+  explicit PublishedPipelineStats(size_t stream_capacity = 0);  // allocates here, never in publish
+  PublishedPipelineStats(const PublishedPipelineStats&) = delete;
+  PublishedPipelineStats& operator=(const PublishedPipelineStats&) = delete;
+
+  void publish(const gpu::PipelineStats& s) noexcept;  // the streams stay as they were
+  // s, and streams[0, min(streams.size(), stream_capacity())).
+  void publish(const gpu::PipelineStats& s, std::span<const gpu::StreamStats> streams) noexcept;
   gpu::PipelineStats load() const noexcept;
+  std::vector<gpu::StreamStats> load_streams() const;  // at most stream_capacity() of them
+
+  size_t stream_capacity() const noexcept { return stream_capacity_; }
 
   static constexpr size_t kFields = sizeof(gpu::PipelineStats) / sizeof(uint64_t);
+  static constexpr size_t kStreamFields = sizeof(gpu::StreamStats) / sizeof(uint64_t);
 
  private:
   std::array<std::atomic<uint64_t>, kFields> v_{};
+  size_t stream_capacity_ = 0;
+  std::atomic<size_t> streams_{0};                     // entries of s_ published so far
+  std::unique_ptr<std::atomic<uint64_t>[]> s_;         // stream_capacity_ x kStreamFields
 };
 
 // An HTTP server of the metrics: GET /metrics answers prometheus_text() of a fresh snapshot
@@ -79,9 +98,11 @@ class MetricsServer {
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
-  // A GPU pipeline's stats, added to every snapshot. stats() runs on the server's thread at
-  // each scrape; a PublishedPipelineStats must outlive the server.
-  void add_pipeline(std::string interface, std::string queue, std::function<gpu::PipelineStats()> stats);
+  // A GPU pipeline's stats, added to every snapshot. stats() (and streams(), when given: the
+  // span modes' per-stream stats) run on the server's thread at each scrape; a
+  // PublishedPipelineStats must outlive the server (its streams come with it).
+  void add_pipeline(std::string interface, std::string queue, std::function<gpu::PipelineStats()> stats,
+                    std::function<std::vector<gpu::StreamStats>()> streams = {});
   void add_pipeline(std::string interface, std::string queue, const PublishedPipelineStats& published);
 
   const std::string& host() const noexcept;  // as given ("0.0.0.0" for ":PORT" and "*:PORT")

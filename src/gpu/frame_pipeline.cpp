@@ -663,6 +663,14 @@ std::vector<StreamStats> FramePipeline::stream_stats() const {
   return out;
 }
 
+size_t FramePipeline::stream_stats(std::span<StreamStats> out) const noexcept {
+  if (!impl_->span_mode) return 0;
+  const std::vector<StreamState>& streams = impl_->spans->streams();
+  const size_t n = std::min(out.size(), streams.size());
+  for (size_t i = 0; i < n; ++i) out[i] = to_stream_stats(streams[i]);
+  return streams.size();
+}
+
 const ReorderConfig& FramePipeline::config() const noexcept { return impl_->cfg; }
 Stream FramePipeline::stream() const noexcept { return impl_->exec->stream(); }
 size_t FramePipeline::frame_bytes() const noexcept { return impl_->frame_bytes; }

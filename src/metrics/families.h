@@ -12,7 +12,8 @@ namespace netdaq::metrics {
 void write_queue_metrics(TextWriter& w, std::span<const QueueStats> queues);
 // netdaq_flow_* per configured flow, netdaq_unmatched_* per interface (engines that classify).
 void write_flow_metrics(TextWriter& w, std::span<const FlowStats> flows);
-// netdaq_gpu_* per GPU frame pipeline (labels interface, queue).
+// netdaq_gpu_* per GPU frame pipeline (labels interface, queue), netdaq_gpu_stream_* per stream
+// of span-mode pipelines (and stream).
 void write_pipeline_metrics(TextWriter& w, std::span<const PipelineMetrics> pipelines);
 
 }  // namespace netdaq::metrics

@@ -19,7 +19,12 @@ struct MetricsServer::Impl {
   Collector collect;
   metrics::ListenAddress address;
   std::mutex mu;  // pipelines: added by the application, read by scrapes
-  std::vector<std::pair<std::pair<std::string, std::string>, std::function<gpu::PipelineStats()>>> pipelines;
+  struct Pipeline {
+    std::string interface, queue;
+    std::function<gpu::PipelineStats()> stats;
+    std::function<std::vector<gpu::StreamStats>()> streams;  // may be empty
+  };
+  std::vector<Pipeline> pipelines;
   std::atomic<uint64_t> scrapes{0};
   httplib::Server server;
   std::thread thread;
@@ -28,7 +33,10 @@ struct MetricsServer::Impl {
     MetricsSnapshot s = collect ? collect() : MetricsSnapshot{};
     {
       std::lock_guard lock(mu);
-      for (auto& [labels, stats] : pipelines) s.pipelines.push_back({labels.first, labels.second, stats()});
+      for (auto& p : pipelines) {
+        s.pipelines.push_back({p.interface, p.queue, p.stats(), {}});
+        if (p.streams) s.pipelines.back().streams = p.streams();
+      }
     }
     return prometheus_text(s);
   }
@@ -99,13 +107,16 @@ void MetricsServer::stop() noexcept {
   impl_->thread.join();
 }
 
-void MetricsServer::add_pipeline(std::string interface, std::string queue, std::function<gpu::PipelineStats()> stats) {
+void MetricsServer::add_pipeline(std::string interface, std::string queue, std::function<gpu::PipelineStats()> stats,
+                                 std::function<std::vector<gpu::StreamStats>()> streams) {
   std::lock_guard lock(impl_->mu);
-  impl_->pipelines.push_back({{std::move(interface), std::move(queue)}, std::move(stats)});
+  impl_->pipelines.push_back({std::move(interface), std::move(queue), std::move(stats), std::move(streams)});
 }
 
 void MetricsServer::add_pipeline(std::string interface, std::string queue, const PublishedPipelineStats& published) {
-  add_pipeline(std::move(interface), std::move(queue), [&published] { return published.load(); });
+  std::function<std::vector<gpu::StreamStats>()> streams;
+  if (published.stream_capacity()) streams = [&published] { return published.load_streams(); };
+  add_pipeline(std::move(interface), std::move(queue), [&published] { return published.load(); }, std::move(streams));
 }
 
 const std::string& MetricsServer::host() const noexcept { return impl_->address.host; }

@@ -1,6 +1,7 @@
 // The Prometheus text of netdaq's stats (src/metrics): families, types, labels, escaping.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <regex>
 #include <set>
@@ -99,6 +100,42 @@ MetricsSnapshot full_snapshot() {
 
 bool has_line(const std::string& text, const std::string& line) {
   return text.find("\n" + line + "\n") != std::string::npos || text.starts_with(line + "\n");
+}
+
+netdaq::gpu::StreamStats stream_stats(uint64_t key, uint64_t base) {
+  netdaq::gpu::StreamStats st;
+  st.stream = key;
+  st.packets_placed = base + 1;
+  st.duplicate = base + 2;
+  st.late = base + 3;
+  st.no_buffer = base + 4;
+  st.malformed = base + 5;
+  st.packets = st.packets_placed + st.duplicate + st.late + st.no_buffer + st.malformed;
+  st.frames_complete = base + 6;
+  st.frames_incomplete = base + 7;
+  st.frames_skipped = base + 8;
+  st.frames_dropped = base + 9;
+  st.bytes_missing = base + 10;
+  return st;
+}
+
+// A span-mode pipeline with two streams (keys 4096 and 7) on rx0, a slot-mode one on rx1.
+MetricsSnapshot span_snapshot() {
+  MetricsSnapshot s;
+  netdaq::PipelineMetrics p;
+  p.interface = "receiver";
+  p.queue = "receiver/rx0";
+  p.streams = {stream_stats(4096, 0), stream_stats(7, 100)};
+  for (const auto& st : p.streams) {
+    p.stats.packets_in += st.packets;
+    p.stats.packets_placed += st.packets_placed;
+  }
+  s.pipelines.push_back(p);
+  p.queue = "receiver/rx1";
+  p.stats = {};
+  p.streams.clear();
+  s.pipelines.push_back(p);
+  return s;
 }
 
 }  // namespace
@@ -257,6 +294,55 @@ TEST(MetricsText, SpanModeResultsAndMissingBytes) {
   EXPECT_EQ(sum, 20u) << text;
 }
 
+TEST(MetricsText, StreamFamiliesCarryTheStreamLabel) {
+  const std::string text = netdaq::prometheus_text(span_snapshot());
+  const Exposition e = parse(text);
+  EXPECT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors) << "\n" << text;
+  for (const char* family : {"netdaq_gpu_stream_packets_total", "netdaq_gpu_stream_frames_total",
+                             "netdaq_gpu_stream_packets_in_total", "netdaq_gpu_stream_missing_bytes_total"}) {
+    EXPECT_EQ(e.type.count(family) ? e.type.at(family) : "", "counter") << family;
+    EXPECT_FALSE(e.help.count(family) && e.help.at(family).empty()) << family;
+  }
+  const std::string rx0 = R"({interface="receiver",queue="receiver/rx0",stream=")";
+  const std::pair<const char*, uint64_t> packets[] = {
+      {"placed", 1}, {"duplicate", 2}, {"late", 3}, {"malformed", 5}, {"no_buffer", 4}};
+  const std::pair<const char*, uint64_t> frames[] = {{"complete", 6}, {"incomplete", 7}, {"skipped", 8}, {"dropped", 9}};
+  for (const auto& [key, base] : {std::pair<const char*, uint64_t>{"4096", 0}, {"7", 100}}) {
+    for (const auto& [result, v] : packets)
+      EXPECT_TRUE(has_line(text, "netdaq_gpu_stream_packets_total" + rx0 + key + "\",result=\"" + result + "\"} " +
+                                     std::to_string(base + v)))
+          << key << " " << result << "\n" << text;
+    for (const auto& [result, v] : frames)
+      EXPECT_TRUE(has_line(text, "netdaq_gpu_stream_frames_total" + rx0 + key + "\",result=\"" + result + "\"} " +
+                                     std::to_string(base + v)))
+          << key << " " << result;
+    EXPECT_TRUE(has_line(text, "netdaq_gpu_stream_packets_in_total" + rx0 + key + "\"} " + std::to_string(5 * base + 15)))
+        << key;
+    EXPECT_TRUE(has_line(text, "netdaq_gpu_stream_missing_bytes_total" + rx0 + key + "\"} " + std::to_string(base + 10)))
+        << key;
+  }
+  // 2 streams x (5 packet results + 4 frame results + packets_in + missing bytes); none of rx1.
+  size_t stream_samples = 0;
+  for (const auto& line : e.samples) {
+    if (!line.starts_with("netdaq_gpu_stream_")) continue;
+    ++stream_samples;
+    EXPECT_EQ(line.find("receiver/rx1"), std::string::npos) << line;
+  }
+  EXPECT_EQ(stream_samples, 22u) << text;
+  // The pipeline families stay as they were, for both pipelines.
+  EXPECT_TRUE(has_line(text, R"(netdaq_gpu_packets_in_total{interface="receiver",queue="receiver/rx1"} 0)")) << text;
+}
+
+TEST(MetricsText, NoStreamFamiliesWithoutStreams) {
+  MetricsSnapshot s = span_snapshot();
+  s.pipelines.erase(s.pipelines.begin());  // only the slot-mode pipeline
+  const std::string text = netdaq::prometheus_text(s);
+  EXPECT_TRUE(parse(text).errors.empty()) << text;
+  EXPECT_EQ(text.find("netdaq_gpu_stream_"), std::string::npos) << text;
+  EXPECT_NE(text.find("netdaq_gpu_packets_total"), std::string::npos) << text;
+  EXPECT_EQ(netdaq::prometheus_text(full_snapshot()).find("netdaq_gpu_stream_"), std::string::npos);
+}
+
 TEST(MetricsText, PublishedPipelineStatsRoundTrip) {
   netdaq::gpu::PipelineStats in;
   in.packets_in = 1;
@@ -275,6 +361,43 @@ TEST(MetricsText, PublishedPipelineStatsRoundTrip) {
   EXPECT_EQ(out.control, 3u);
   EXPECT_EQ(out.no_stream, 4u);
   EXPECT_EQ(out.bytes_missing, 5u);
+  EXPECT_EQ(p.stream_capacity(), 0u);
+  EXPECT_TRUE(p.load_streams().empty());
+}
+
+TEST(MetricsText, PublishedPipelineStatsRoundTripsStreams) {
+  netdaq::PublishedPipelineStats p(2);
+  EXPECT_EQ(p.stream_capacity(), 2u);
+  EXPECT_TRUE(p.load_streams().empty());  // nothing published yet
+  netdaq::gpu::PipelineStats in;
+  in.packets_in = 42;
+  const std::vector<netdaq::gpu::StreamStats> one = {stream_stats(4096, 0)};
+  p.publish(in, one);
+  EXPECT_EQ(p.load().packets_in, 42u);
+  auto out = p.load_streams();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].stream, 4096u);
+  EXPECT_EQ(out[0].late, 3u);
+  EXPECT_EQ(out[0].bytes_missing, 10u);
+  // More streams than the capacity: the first two, whole.
+  std::vector<netdaq::gpu::StreamStats> three = {stream_stats(4096, 1000), stream_stats(7, 100), stream_stats(9, 200)};
+  three[1].bytes_missing = uint64_t{1} << 62;
+  p.publish(in, three);
+  out = p.load_streams();
+  ASSERT_EQ(out.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(std::memcmp(&out[i], &three[i], sizeof(out[i])), 0) << i;
+  }
+  // Stats alone leave the streams as they were.
+  in.packets_in = 43;
+  p.publish(in);
+  EXPECT_EQ(p.load().packets_in, 43u);
+  EXPECT_EQ(p.load_streams().size(), 2u);
+  // Capacity 0: streams given are not kept.
+  netdaq::PublishedPipelineStats none;
+  none.publish(in, three);
+  EXPECT_EQ(none.load().packets_in, 43u);
+  EXPECT_TRUE(none.load_streams().empty());
 }
 
 TEST(MetricsAddress, ParsesHostPortForms) {

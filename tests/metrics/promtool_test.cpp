@@ -68,6 +68,38 @@ TEST(MetricsPromtool, RealSessionPassesPromtool) {
       << ndqtest::read_file(dir.path() / "promtool.out") << "\n" << r.body;
 }
 
+// Pipeline families, and the span modes' per-stream ones, have no session to come from here
+// (no GPU needed): a snapshot of a span-mode pipeline with two streams and a slot-mode one.
+TEST(MetricsPromtool, PipelineAndStreamFamiliesPassPromtool) {
+  NDQ_REQUIRE_TOOL("promtool", "prometheus");
+  ndqtest::TempDir dir;
+  netdaq::MetricsSnapshot s;
+  netdaq::PipelineMetrics p;
+  p.interface = "receiver";
+  p.queue = "receiver/rx0";
+  p.stats.packets_in = 30;
+  p.stats.packets_placed = 30;
+  for (uint64_t key : {4096u, 7u}) {
+    netdaq::gpu::StreamStats st;
+    st.stream = key;
+    st.packets = st.packets_placed = 15;
+    st.frames_complete = 3;
+    p.streams.push_back(st);
+  }
+  s.pipelines.push_back(p);
+  p.queue = "receiver/rx1";
+  p.streams.clear();
+  s.pipelines.push_back(p);
+  const std::string text = netdaq::prometheus_text(s);
+  ASSERT_NE(text.find("netdaq_gpu_stream_packets_total{interface=\"receiver\",queue=\"receiver/rx0\",stream=\"7\","
+                      "result=\"placed\"} 15\n"),
+            std::string::npos)
+      << text;
+  ndqtest::write_file(dir.path() / "metrics.txt", text);
+  EXPECT_EQ(promtool_check(dir.path() / "metrics.txt", dir.path() / "promtool.out"), 0)
+      << ndqtest::read_file(dir.path() / "promtool.out") << "\n" << text;
+}
+
 TEST(MetricsPromtool, PromtoolFlagsABrokenText) {  // the checker above checks something
   NDQ_REQUIRE_TOOL("promtool", "prometheus");
   ndqtest::TempDir dir;

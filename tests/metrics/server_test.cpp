@@ -61,6 +61,33 @@ TEST(MetricsServer, AddsPipelines) {
   EXPECT_NE(r.body.find("netdaq_gpu_jobs_total{interface=\"other\",queue=\"other/rx1\"} 5\n"), std::string::npos);
 }
 
+TEST(MetricsServer, AddsPipelineStreams) {
+  netdaq::MetricsServer srv("127.0.0.1:0", [] { return one_queue(1); });
+  netdaq::PublishedPipelineStats published(4);
+  netdaq::gpu::StreamStats st;
+  st.stream = 4096;
+  st.frames_complete = 12;
+  const netdaq::gpu::StreamStats streams[] = {st};
+  published.publish(netdaq::gpu::PipelineStats{}, streams);
+  srv.add_pipeline("receiver", "receiver/rx0", published);
+  srv.add_pipeline(
+      "other", "other/rx1", [] { return netdaq::gpu::PipelineStats{}; },
+      [] {
+        netdaq::gpu::StreamStats s;
+        s.stream = 3;
+        s.packets = 9;
+        return std::vector<netdaq::gpu::StreamStats>{s};
+      });
+  const auto r = ndqtest::http_get("127.0.0.1", srv.port(), "/metrics");
+  EXPECT_NE(r.body.find("netdaq_gpu_stream_frames_total{interface=\"receiver\",queue=\"receiver/rx0\",stream=\"4096\","
+                        "result=\"complete\"} 12\n"),
+            std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("netdaq_gpu_stream_packets_in_total{interface=\"other\",queue=\"other/rx1\",stream=\"3\"} 9\n"),
+            std::string::npos)
+      << r.body;
+}
+
 TEST(MetricsServer, StopEndsServing) {
   netdaq::MetricsServer srv("127.0.0.1:0", [] { return one_queue(1); });
   const uint16_t port = srv.port();

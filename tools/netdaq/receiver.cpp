@@ -1,7 +1,10 @@
 #include "receiver.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <span>
+#include <vector>
 
 #include "idle_backoff.h"
 #include "worker_thread.h"
@@ -14,7 +17,16 @@ constexpr uint32_t kMaxStreams = 1u << 16;  // higher stream ids count as foreig
 
 class ReceiverLoop {
  public:
-  ReceiverLoop(Receiver& r, const TrafficOptions& opt) noexcept : r_(r), opt_(opt) {}
+  ReceiverLoop(Receiver& r, const TrafficOptions& opt) noexcept : r_(r), opt_(opt) {
+    // Span modes: the pipeline's stream stats go through this buffer, sized once here, so that
+    // publishing them after each burst allocates nothing.
+    if (!r_.pipeline || !r_.published) return;
+    try {
+      streams_.resize(r_.published->stream_capacity());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "netdaq: %s: per-stream metrics off: %s\n", r_.q->name().c_str(), e.what());
+    }
+  }
 
   void run(const std::atomic<bool>& stop) noexcept {
     IdleBackoff idle(opt_.busy_poll);
@@ -111,7 +123,18 @@ class ReceiverLoop {
     }
     r_.pipeline->submit(std::move(b));
     while (gpu::Frame f = r_.pipeline->next_frame()) ++r_.frames_out;
-    if (r_.published) r_.published->publish(r_.pipeline->stats());
+    publish_pipeline();
+  }
+
+  // The pipeline's stats (and, span modes, its streams') for a metrics server, if any.
+  void publish_pipeline() noexcept {
+    if (!r_.published) return;
+    if (streams_.empty()) {
+      r_.published->publish(r_.pipeline->stats());
+      return;
+    }
+    const size_t n = std::min(r_.pipeline->stream_stats(std::span<gpu::StreamStats>(streams_)), streams_.size());
+    r_.published->publish(r_.pipeline->stats(), std::span<const gpu::StreamStats>(streams_.data(), n));
   }
 
   void publish(uint64_t now) noexcept {
@@ -140,7 +163,7 @@ class ReceiverLoop {
       std::fprintf(stderr, "netdaq: gpu pipeline of %s: %s\n", r_.q->name().c_str(), e.what());
     }
     while (gpu::Frame f = r_.pipeline->next_frame()) ++r_.frames_out;
-    if (r_.published) r_.published->publish(r_.pipeline->stats());
+    publish_pipeline();
   }
 
   Receiver& r_;
@@ -149,6 +172,7 @@ class ReceiverLoop {
   bool finished_ = false;  // the queue said finished()
   StreamState* last_ = nullptr;
   uint32_t last_id_ = 0;
+  std::vector<gpu::StreamStats> streams_;  // published->stream_capacity() entries, or none
 };
 
 }  // namespace

@@ -11,8 +11,14 @@ RunMetrics::RunMetrics(std::string_view address, Session& session, const std::ve
     : session_(session) {
   const auto rxq = session.rx_queues();
   for (size_t i = 0; i < rxq.size(); ++i) {
-    const bool pipe = i < rx_pipelines.size() && rx_pipelines[i];
-    published_.push_back(pipe ? std::make_unique<PublishedPipelineStats>() : nullptr);
+    const gpu::FramePipeline* pipe = i < rx_pipelines.size() ? rx_pipelines[i] : nullptr;
+    if (!pipe) {
+      published_.push_back(nullptr);
+      continue;
+    }
+    // Span modes: room for every stream the pipeline can have (more count as no_stream).
+    const ReorderConfig& rc = pipe->config();
+    published_.push_back(std::make_unique<PublishedPipelineStats>(places_spans(rc.mode) ? rc.max_streams : 0));
   }
   server_ = std::make_unique<MetricsServer>(address, [this] { return collect(); });
   for (size_t i = 0; i < rxq.size(); ++i)

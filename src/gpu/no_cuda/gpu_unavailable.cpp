@@ -26,6 +26,8 @@ Frame FramePipeline::next_frame() noexcept { return {}; }
 void FramePipeline::flush() noexcept {}
 void FramePipeline::synchronize() {}
 PipelineStats FramePipeline::stats() const noexcept { return {}; }
+std::vector<StreamStats> FramePipeline::stream_stats() const { return {}; }
+size_t FramePipeline::stream_stats(std::span<StreamStats>) const noexcept { return 0; }
 const ReorderConfig& FramePipeline::config() const noexcept {
   static const ReorderConfig none;
   return none;
