@@ -624,26 +624,10 @@ void FramePipeline::synchronize() {
   impl_->retire();
 }
 
-PipelineStats FramePipeline::stats() const noexcept {
-  const Impl& m = *impl_;
-  PipelineStats s = m.stats;
-  if (m.span_mode) {
-    const SpanStats& t = m.spans->stats();
-    s.packets_placed = t.placed;
-    s.duplicate = t.duplicate;
-    s.late = t.late;
-    s.no_buffer = t.no_buffer;
-    s.malformed = m.decoder_malformed + t.malformed;
-    s.control = m.control;
-    s.no_stream = t.no_stream;
-    s.frames_complete = t.frames_complete;
-    s.frames_incomplete = t.frames_incomplete;
-    s.frames_skipped = t.frames_skipped;
-    s.frames_dropped = t.frames_dropped;
-    s.bytes_missing = t.bytes_missing;
-    return s;
-  }
-  const TrackerStats& t = m.tracker.stats();
+namespace {
+// The counters both trackers keep (TrackerStats, SpanStats) into the pipeline's.
+template <class Tracked>
+void copy_tracked(const Tracked& t, PipelineStats& s) noexcept {
   s.packets_placed = t.placed;
   s.duplicate = t.duplicate;
   s.late = t.late;
@@ -652,7 +636,23 @@ PipelineStats FramePipeline::stats() const noexcept {
   s.frames_incomplete = t.frames_incomplete;
   s.frames_skipped = t.frames_skipped;
   s.frames_dropped = t.frames_dropped;
-  s.packets_missing = t.packets_missing;
+}
+}  // namespace
+
+PipelineStats FramePipeline::stats() const noexcept {
+  const Impl& m = *impl_;
+  PipelineStats s = m.stats;
+  if (m.span_mode) {
+    const SpanStats& t = m.spans->stats();
+    copy_tracked(t, s);
+    s.malformed = m.decoder_malformed + t.malformed;
+    s.control = m.control;
+    s.no_stream = t.no_stream;
+    s.bytes_missing = t.bytes_missing;
+  } else {
+    copy_tracked(m.tracker.stats(), s);
+    s.packets_missing = m.tracker.stats().packets_missing;
+  }
   return s;
 }
 
