@@ -413,6 +413,38 @@ TEST(spead_frames, FlowIsTheStreamWithoutAStreamItem) {
   a.expect_accounted();
 }
 
+TEST(spead_frames, OversizeTruncatedAndChangingHeapsAreMalformedAndLoseNothingElse) {
+  // A heap bigger than frame_bytes, a packet cut short (payload length beyond it), a packet
+  // whose heap size differs from its heap's: each counted malformed, the good heaps intact.
+  testgen::SpeadGenOptions o;
+  o.heaps_per_stream = 3;
+  o.heap_sizes = {3000};
+  o.max_payload = 1000;
+  GeneratedTraffic t = testgen::make_spead(o);
+  auto packet = [](uint64_t heap, uint64_t size, uint64_t offset, size_t n, size_t cut = 0) {
+    testgen::SpeadPacketSpec p;
+    p.pointers = {{true, 1, heap}, {true, 2, size}, {true, 3, offset}, {true, 4, n}};
+    p.payload.assign(n, std::byte{7});
+    auto bytes = testgen::encode_spead_packet(p);
+    bytes.resize(bytes.size() - cut);
+    return bytes;
+  };
+  HostAssembler a(spead_config(4096, 8));
+  for (size_t i = 0; i < t.packets.size(); ++i) {
+    a.feed(t.packets[i].payload, 0);
+    if (i == 1) {
+      a.feed(packet(100, 5000, 0, 1000), 0);      // heap of 5000 > frame_bytes 4096
+      a.feed(packet(1, 3000, 2000, 1000, 10), 0); // truncated: 10 bytes short of its length
+      a.feed(packet(1, 2000, 0, 1000), 0);        // heap 1 said 3000 before
+    }
+  }
+  a.finish();
+  expect_frames(a.frames, testgen::expected_frames(t, testgen::in_order(t.packets.size())));
+  EXPECT_EQ(a.counts.decoder_malformed + a.tracker().stats().malformed, 3u);
+  EXPECT_EQ(a.tracker().stats().frames_complete, 3u);
+  a.expect_accounted();
+}
+
 TEST(vita49_frames, SamplesPlacedByTimestampAcrossFrameBoundaries) {
   testgen::Vita49GenOptions o;
   o.streams = {0x1000, 0x2000};

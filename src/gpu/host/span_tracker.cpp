@@ -165,15 +165,17 @@ uint32_t SpanTracker::place(const Decoded& d, uint64_t stream_key, uint64_t now_
     SpanOutcome why = SpanOutcome::placed;
     uint64_t frame = 0;
     Open* o = nullptr;
-    if (!unwrap(windows_[s], sp.frame, d.frame_bits, &frame)) why = SpanOutcome::late;
+    // A span no frame buffer could hold never opens a frame or moves the window.
+    if (d.frame_bytes > cfg_.frame_bytes || sp.offset + sp.bytes > cfg_.frame_bytes) why = SpanOutcome::malformed;
+    else if (!unwrap(windows_[s], sp.frame, d.frame_bits, &frame)) why = SpanOutcome::late;
     else o = frame_of(s, frame, now_ns, &why);
     if (o && o->buffer == kNoBuffer) why = SpanOutcome::no_buffer, o = nullptr;
     if (o && o->ended) why = SpanOutcome::late, o = nullptr;  // after its marker or completion
     if (o) {
       FrameMeta& m = meta_[o->buffer];
       const uint64_t said = d.frame_bytes;
-      if (said > cfg_.frame_bytes || (said && m.size && said != m.size)) {
-        why = SpanOutcome::malformed;  // bigger than a buffer, or a size that changed
+      if (said && m.size && said != m.size) {
+        why = SpanOutcome::malformed;  // a size that changed within the frame
       } else {
         if (said) m.size = said;
         const bool last = d.marker && i + 1 == d.nspans;
