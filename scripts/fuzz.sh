@@ -6,6 +6,7 @@
 #   netdaq_frame_fuzz      the received-frame parser and flow matcher (afxdp, dpdk rx)
 #   netdaq_payload_fuzz    the netdaq payload format (parse/verify, pattern, round trip)
 #   netdaq_sequence_fuzz   the GPU frame tracker's sequence-number bookkeeping (FrameTracker)
+#   netdaq_span_fuzz       the placement model's frame tracker (SpanTracker: spans, presence, window)
 #   netdaq_spead_fuzz      the SPEAD decoder (src/protocols/spead.h: header, item pointers, spans)
 #   netdaq_vita49_fuzz     the VITA-49 decoder (src/protocols/vita49.h: VRT headers, sample spans)
 #   netdaq_peer_file_fuzz  the rdma engine's JSON peer-file reader (read_params); only where
@@ -36,7 +37,7 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -U LIBBPF_
       -DNETDAQ_BUILD_FUZZ=ON -DNETDAQ_BUILD_BENCH=OFF -DNETDAQ_WITH_CUDA=OFF \
       -DNETDAQ_WITH_AFXDP=OFF -DNETDAQ_WITH_DPDK=OFF \
       -DNETDAQ_FUZZ_SECONDS="$seconds" >/dev/null
-targets=(netdaq_config_fuzz netdaq_frame_fuzz netdaq_payload_fuzz netdaq_sequence_fuzz netdaq_spead_fuzz netdaq_vita49_fuzz)
+targets=(netdaq_config_fuzz netdaq_frame_fuzz netdaq_payload_fuzz netdaq_sequence_fuzz netdaq_span_fuzz netdaq_spead_fuzz netdaq_vita49_fuzz)
 # Read whole, then searched: `cmake --build --target help | grep -q` would fail under pipefail
 # when grep exits at its first match and the build tool dies of SIGPIPE.
 known_targets=$(cmake --build "$build_dir" --target help)
