@@ -170,6 +170,9 @@ class FramePipeline {
   const ReorderConfig& config() const noexcept;
   Stream stream() const noexcept;   // GPU work of this pipeline is ordered on this stream
   size_t frame_bytes() const noexcept;
+  // Span modes: why the last malformed packet was (e.g. "SPEAD heap counter (item 0x1)
+  // missing"); "" when none was. The first of each kind is also logged at warn level.
+  const char* last_malformed() const noexcept;
 
   struct Impl;
 

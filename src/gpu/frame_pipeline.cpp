@@ -78,7 +78,9 @@ struct FramePipeline::Impl {
   PlacedSpan placed_spans[protocols::kMaxSpans];  // a member: a local array is zeroed per packet
   uint64_t frame_in_bytes = 0;     // input bytes of the largest frame
   uint64_t decoder_malformed = 0, control = 0;
-  const char* last_reason = nullptr;  // the last malformed reason logged
+  const char* last_reason = "";       // why the last malformed packet was
+  const char* warned[8] = {};         // reasons already logged (each once, at warn level)
+  void note_malformed(const char* why) noexcept;
   std::unique_ptr<PlaceExecutor> exec;
   std::byte* frames = nullptr;     // frame_buffers * frame_bytes, device memory
   std::byte* stage_mem = nullptr;  // staging copy: depth * job_capacity staging places
@@ -447,9 +449,8 @@ void FramePipeline::Impl::place_span_packet(const Packet& p, uint64_t now) noexc
       ++control;
       return;
     }
-    if (decoder_malformed++ == 0 || decoded.reason != last_reason)
-      detail::log()->debug("gpu pipeline '{}': malformed packet: {}", cfg.name, decoded.reason);
-    last_reason = decoded.reason;
+    ++decoder_malformed;
+    note_malformed(decoded.reason);
     return;
   }
   const uint64_t stream = decoded.has_stream ? decoded.stream : p.flow();
@@ -458,6 +459,7 @@ void FramePipeline::Impl::place_span_packet(const Packet& p, uint64_t now) noexc
   if (!spans->place_hot(decoded, stream, placed)) {
     SpanOutcome outcome;
     n = spans->place(decoded, stream, now, placed, &outcome);
+    if (outcome == SpanOutcome::malformed) note_malformed(spans->last_malformed());
   }
   for (uint32_t i = 0; i < n; ++i) {
     const PlacedSpan& ps = placed[i];
@@ -465,6 +467,22 @@ void FramePipeline::Impl::place_span_packet(const Packet& p, uint64_t now) noexc
     add_span(reinterpret_cast<uint64_t>(src), uint64_t{ps.buffer} * frame_bytes + out_of(ps.offset), ps.bytes, copy);
   }
   if (spans->has_closed()) take_closed_spans();
+}
+
+// The first packet of each kind of malformed is logged (a misconfigured decoder shows at
+// once, with why); the rest are counted. Reasons are static strings: compared by address.
+void FramePipeline::Impl::note_malformed(const char* why) noexcept {
+  last_reason = why;
+  for (const char*& w : warned) {
+    if (w == why) return;
+    if (!w) {
+      w = why;
+      detail::log()->warn("gpu pipeline '{}': malformed packet ({} mode {}): {}; such packets are counted as "
+                          "malformed",
+                          cfg.name, "rx.reorder", to_string(cfg.mode), why);
+      return;
+    }
+  }
 }
 
 void FramePipeline::Impl::place_burst(RxBurst&& burst) noexcept {
@@ -674,6 +692,7 @@ size_t FramePipeline::stream_stats(std::span<StreamStats> out) const noexcept {
 const ReorderConfig& FramePipeline::config() const noexcept { return impl_->cfg; }
 Stream FramePipeline::stream() const noexcept { return impl_->exec->stream(); }
 size_t FramePipeline::frame_bytes() const noexcept { return impl_->frame_bytes; }
+const char* FramePipeline::last_malformed() const noexcept { return impl_->last_reason; }
 void FramePipeline::release_frame(uint32_t buffer) noexcept {
   if (impl_->span_mode) impl_->spans->release_buffer(buffer);
   else impl_->tracker.release_buffer(buffer);

@@ -313,8 +313,12 @@ TEST(fields_frames, SpansOffTheGranuleOrBeyondTheFrameAreMalformed) {
   };
   a.feed(packet(0, 0, 1000), 0);     // placed
   a.feed(packet(0, 1050, 100), 0);   // starts off a granule
+  EXPECT_STREQ(a.tracker().last_malformed(), "a span that does not start on a granule (rx.reorder.granule)");
   a.feed(packet(0, 1000, 150), 0);   // ends off a granule, not at the frame's end
+  EXPECT_STREQ(a.tracker().last_malformed(),
+               "a span that ends off a granule before its frame's end (rx.reorder.granule)");
   a.feed(packet(0, 7600, 200), 0);   // beyond frame_bytes (7700)
+  EXPECT_STREQ(a.tracker().last_malformed(), "a frame larger than rx.reorder.frame_bytes");
   a.feed(packet(0, 7600, 100), 0);   // placed: ends at the frame's end
   a.feed(packet(0, 500, 1000), 0);   // overlaps what arrived: duplicate, nothing overwritten
   const SpanStats& s = a.tracker().stats();

@@ -20,18 +20,19 @@ void print_gpu_summary(std::FILE* out, const TrafficResult& r) {
       missing = format_count(s.bytes_missing) + " bytes missing";
       if (s.packets_missing != 0) missing += ", " + format_count(s.packets_missing) + " packets";
     }
+    const std::string why = g.malformed_reason.empty() ? "" : " (last: " + g.malformed_reason + ")";
     std::string span_results;
     if (s.control != 0) span_results += ", " + format_count(s.control) + " control";
     if (s.no_stream != 0) span_results += ", " + format_count(s.no_stream) + " no stream";
     std::fprintf(out,
                  "  gpu %s: frames %s complete, %s incomplete (%s, zero-filled), %s skipped, "
-                 "%s dropped; packets %s in, %s placed, %s duplicate, %s late, %s malformed, %s no buffer%s; "
+                 "%s dropped; packets %s in, %s placed, %s duplicate, %s late, %s malformed%s, %s no buffer%s; "
                  "%.2f GB/s to GPU in %s jobs (%s waits, %s GPU errors)\n",
                  g.queue.c_str(), format_count(s.frames_complete).c_str(), format_count(s.frames_incomplete).c_str(),
                  missing.c_str(), format_count(s.frames_skipped).c_str(), format_count(s.frames_dropped).c_str(),
                  format_count(s.packets_in).c_str(), format_count(s.packets_placed).c_str(),
                  format_count(s.duplicate).c_str(), format_count(s.late).c_str(), format_count(s.malformed).c_str(),
-                 format_count(s.no_buffer).c_str(), span_results.c_str(), gbytes, format_count(s.jobs).c_str(),
+                 why.c_str(), format_count(s.no_buffer).c_str(), span_results.c_str(), gbytes, format_count(s.jobs).c_str(),
                  format_count(s.waits).c_str(), format_count(s.gpu_errors).c_str());
   }
   std::fflush(out);
@@ -57,6 +58,7 @@ nlohmann::ordered_json gpu_json(const TrafficResult& r) {
                    {"no_buffer", s.no_buffer},
                    {"control", s.control},
                    {"no_stream", s.no_stream},
+                   {"malformed_reason", g.malformed_reason},
                    {"bytes_to_gpu", s.bytes_to_gpu},
                    {"jobs", s.jobs},
                    {"waits", s.waits},

@@ -77,6 +77,7 @@ struct GpuResult {
   gpu::PipelineStats stats;
   uint64_t frames_out = 0;         // frames handed to the application (here: released at once)
   double seconds = 0;              // first to last packet of the queue
+  std::string malformed_reason;    // why the last malformed packet was (span modes; "" if none)
 };
 
 struct TrafficResult {

@@ -95,7 +95,8 @@ void collect_results(Workers& w, const TrafficOptions& opt, TrafficResult& res) 
   for (auto& r : w.receivers) {
     const RxResult x = rx_result(*r);
     res.rx.push_back(x);
-    if (r->pipeline) res.gpu.push_back(GpuResult{x.queue, r->pipeline->stats(), r->frames_out, x.seconds});
+    if (r->pipeline)
+      res.gpu.push_back(GpuResult{x.queue, r->pipeline->stats(), r->frames_out, x.seconds, r->pipeline->last_malformed()});
     for (uint32_t id = 0; id < r->streams.size(); ++id) {
       if (!r->streams[id]) continue;
       const auto exp = id < expected.size() ? expected[id] : std::nullopt;

@@ -137,7 +137,15 @@ SpanTracker::Open* SpanTracker::frame_of(uint32_t s, uint64_t frame, uint64_t no
 // Marks the span's granules in frame o (its buffer set); the frame's size is `size`.
 SpanOutcome SpanTracker::mark(Open& o, const Span& sp, uint64_t size) noexcept {
   const uint64_t g = cfg_.granule, end = sp.offset + sp.bytes;
-  if (sp.offset % g != 0 || (end % g != 0 && end != size) || end > size || sp.bytes == 0) return SpanOutcome::malformed;
+  const char* why = sp.bytes == 0            ? "a span of no bytes"
+                    : sp.offset % g != 0     ? "a span that does not start on a granule (rx.reorder.granule)"
+                    : end > size             ? "a span beyond its frame's size"
+                    : end % g != 0 && end != size ? "a span that ends off a granule before its frame's end (rx.reorder.granule)"
+                                             : nullptr;
+  if (why) {
+    last_malformed_ = why;
+    return SpanOutcome::malformed;
+  }
   uint64_t* bits = &bits_[size_t{o.buffer} * words_];
   const uint64_t first = sp.offset / g, last = granules_of(end);  // granules [first, last)
   // Any granule already present makes the whole span a duplicate (nothing is overwritten).
@@ -166,7 +174,10 @@ uint32_t SpanTracker::place(const Decoded& d, uint64_t stream_key, uint64_t now_
     uint64_t frame = 0;
     Open* o = nullptr;
     // A span no frame buffer could hold never opens a frame or moves the window.
-    if (d.frame_bytes > cfg_.frame_bytes || sp.offset + sp.bytes > cfg_.frame_bytes) why = SpanOutcome::malformed;
+    if (d.frame_bytes > cfg_.frame_bytes || sp.offset + sp.bytes > cfg_.frame_bytes) {
+      why = SpanOutcome::malformed;
+      last_malformed_ = "a frame larger than rx.reorder.frame_bytes";
+    }
     else if (!unwrap(windows_[s], sp.frame, d.frame_bits, &frame)) why = SpanOutcome::late;
     else o = frame_of(s, frame, now_ns, &why);
     if (o && o->buffer == kNoBuffer) why = SpanOutcome::no_buffer, o = nullptr;
@@ -175,7 +186,8 @@ uint32_t SpanTracker::place(const Decoded& d, uint64_t stream_key, uint64_t now_
       FrameMeta& m = meta_[o->buffer];
       const uint64_t said = d.frame_bytes;
       if (said && m.size && said != m.size) {
-        why = SpanOutcome::malformed;  // a size that changed within the frame
+        why = SpanOutcome::malformed;
+        last_malformed_ = "a frame size that differs from its frame's earlier packets";
       } else {
         if (said) m.size = said;
         const bool last = d.marker && i + 1 == d.nspans;

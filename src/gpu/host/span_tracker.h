@@ -121,6 +121,8 @@ class SpanTracker {
   uint32_t words_per_frame() const noexcept { return words_; }
   uint32_t granule() const noexcept { return cfg_.granule; }
   const SpanStats& stats() const noexcept { return stats_; }
+  // Why the last span counted malformed here was (a static string; "" before any).
+  const char* last_malformed() const noexcept { return last_malformed_; }
   const std::vector<StreamState>& streams() const noexcept { return streams_; }
   uint32_t free_buffers() const noexcept { return static_cast<uint32_t>(free_.size()); }
 
@@ -210,6 +212,7 @@ class SpanTracker {
   std::vector<SpanClosedFrame> closed_;
   size_t closed_head_ = 0, closed_count_ = 0;
   SpanStats stats_;
+  const char* last_malformed_ = "";
 };
 
 }  // namespace netdaq::gpu

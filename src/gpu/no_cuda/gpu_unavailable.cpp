@@ -34,6 +34,7 @@ const ReorderConfig& FramePipeline::config() const noexcept {
 }
 Stream FramePipeline::stream() const noexcept { return nullptr; }
 size_t FramePipeline::frame_bytes() const noexcept { return 0; }
+const char* FramePipeline::last_malformed() const noexcept { return ""; }
 void FramePipeline::release_frame(uint32_t) noexcept {}
 
 }  // namespace netdaq::gpu
