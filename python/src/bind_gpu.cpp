@@ -196,6 +196,10 @@ class PyFramePipeline {
     return out;
   }
   size_t frame_bytes() const { return st_->pipeline->frame_bytes(); }
+  std::string last_malformed() const {
+    std::lock_guard lock(st_->mu);
+    return st_->pipeline->last_malformed();
+  }
   const ReorderConfig& config() const noexcept { return cfg_; }
 
  private:
@@ -295,6 +299,8 @@ void bind_gpu(py::module_& m) {
       .def("stream_stats", &PyFramePipeline::stream_stats,
            "Span modes: one dict per stream seen, in order of its first packet ([] in slot modes).")
       .def_property_readonly("frame_bytes", &PyFramePipeline::frame_bytes)
+      .def_property_readonly("last_malformed", &PyFramePipeline::last_malformed,
+                             "Span modes: why the last malformed packet was ('' when none was).")
       .def_property_readonly("config", &PyFramePipeline::config);
 }
 

@@ -241,6 +241,7 @@ def test_spead_heaps_become_frames_of_their_own_size(spead_session):
     assert s["packets_in"] == (s["packets_placed"] + s["duplicate"] + s["late"] + s["malformed"] + s["no_buffer"]
                                + s["control"] + s["no_stream"]), s
     assert (s["control"], s["no_stream"], s["malformed"]) == (1, 1, 0), s
+    assert pipe.last_malformed == ""
     assert (s["frames_complete"], s["frames_incomplete"], s["bytes_missing"]) == (3, 1, 3000 - SPEAD_CHUNK), s
     streams = {st["stream"]: st for st in pipe.stream_stats()}
     assert sorted(streams) == [1, 2] and all(tuple(st) == netdaq.gpu.STREAM_STATS_KEYS for st in streams.values())
