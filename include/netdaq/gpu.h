@@ -96,7 +96,10 @@ struct FrameInfo {
   uint32_t expected = 0;        // presence units (packets in slot modes, granules in span modes)
   uint32_t received = 0;
   uint32_t granule = 0;         // input bytes per presence unit (slot modes: payload_size)
-  bool has_timestamp = false;   // span modes: the sensor's time of the frame's first byte
+  // Span modes: the sensor's time of the packet holding the frame's lowest byte offset seen
+  // (VITA-49: of that packet's first sample, which lies in the frame before when the packet
+  // straddles them; the frame's own first sample is index x samples_per_frame).
+  bool has_timestamp = false;
   uint64_t timestamp = 0;       // integer part (VITA-49 TSI, a fields timestamp)
   uint64_t timestamp_frac = 0;  // fractional part (VITA-49 TSF)
 };

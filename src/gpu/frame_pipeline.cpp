@@ -213,8 +213,13 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   missing.assign(size_t{cfg.frame_buffers} * (span_mode ? span_words() : tracker.words_per_frame()), 0);
   if (span_mode) no_missing.assign(span_words(), 0);
   pending.resize(cfg.frame_buffers);
-  detail::log()->info("{}: gpu {}, {} B frames ({} x {} B {}), staging {}, launch {}, {} jobs in flight, jobs of {}",
-                      who, cfg.gpu, frame_bytes, cfg.packets_per_frame, out_slot_bytes, to_string(cfg.output),
+  const std::string shape = span_mode ? "mode " + std::string(to_string(cfg.mode)) + ", granule " +
+                                            std::to_string(protocols::granule_of(cfg)) + " B, up to " +
+                                            std::to_string(cfg.max_streams) + " streams, " + to_string(cfg.output)
+                                      : std::to_string(cfg.packets_per_frame) + " x " + std::to_string(out_slot_bytes) +
+                                            " B " + to_string(cfg.output);
+  detail::log()->info("{}: gpu {}, {} B frames ({}), staging {}, launch {}, {} jobs in flight, jobs of {}",
+                      who, cfg.gpu, frame_bytes, shape,
                       copy ? "copy" : "direct", to_string(cfg.launch), depth,
                       job_packets ? ">= " + std::to_string(job_packets) + " packets, " +
                                         std::to_string(slots[0].bursts.size()) + " bursts or " +

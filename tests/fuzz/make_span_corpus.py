@@ -7,8 +7,8 @@ frames, markers, said frame sizes (and a said size beyond the config's), reorder
 duplicated spans, late and skipped frames, several streams and more than max_streams, narrow
 frame counters wrapping, absolute frame numbers and offsets, zero-length and unaligned spans,
 granules that are not powers of two with a short last granule, timeouts, no free buffer,
-releases and close_all before more packets; and the known bugs span_fuzz.cpp describes
-(known_bug_*.bin: they fail with NETDAQ_FUZZ_KNOWN_BUGS=1 until src is fixed).
+releases and close_all before more packets; and the bugs span_fuzz.cpp found and src fixed
+(known_bug_*.bin: their regressions).
 
     tests/fuzz/make_span_corpus.py          # (re)write the corpus
     tests/fuzz/make_span_corpus.py --check  # exit 1 if the committed files differ
@@ -153,7 +153,7 @@ def corpus():
     yield "hold_and_release", config(15, 8, max_open=2, extra_buffers=2) + b"".join(
         packet([span(1, 0, 2)]) + release(k) for k in range(6))
     yield "release_none_held", config(15, 8) + release(5) + packet([span(0, 0)]) + release(31)
-    # The known bugs span_fuzz.cpp describes (they pass while the harness steers around them).
+    # The bugs span_fuzz.cpp found (fixed in SpanTracker): regressions.
     yield "known_bug_offset_wraps", config(63, 8) + packet([span(0, 0)]) + \
         packet([span(0, offset=(1 << 64) - 8, bytes32=16)])
     yield "known_bug_offset_wraps_hot", config(63, 1) + packet([span(0, 0, 8)]) + \

@@ -50,46 +50,13 @@
 //     every buffer free again once the application releases them.
 // Any exception (the constructor's included: every config here is possible) aborts as well.
 //
-// KNOWN BUG 1, not fixed in src yet (found by this fuzzer): a span whose offset + bytes wraps
-// past 2^64 (an offset near 2^64 from the sender) is placed. place() tests
-// `sp.offset + sp.bytes > cfg_.frame_bytes` (span_tracker.cpp:169 at 86584af) and mark() takes
-// end = sp.offset + sp.bytes (:139), both wrapped to a small end; mark() then sets granules
-// [offset / granule, end / granule) with first > last, which set_if_clear does as nothing and
-// calls success, adds last - first (wrapped) to the frame's granule count, and returns a
-// PlacedSpan at the huge offset: the copy would write far outside the frame buffer. place_hot
-// (span_tracker.h:97) does the same sum; with granule 1 it too places such a span (frame_bytes
-// 64, granule 8: frame 0 offset 0, then frame 0 offset 2^64 - 8, 16 bytes: placed at offset
-// 2^64 - 8; seeds span_corpus/known_bug_offset_wraps*.bin, _hot by place_hot).
-// Until it is fixed the harness lowers such offsets to 2^64 - 1 - bytes (still far outside any
-// frame: malformed).
-//
-// KNOWN BUG 2, not fixed in src yet (found by this fuzzer): a frame's size learnt after some
-// of its spans were placed (from a packet's frame_bytes, or from a marker's last span when no
-// size was said) may be smaller than those spans' end. place() sets m.size = said, or
-// sp.offset + sp.bytes for the marker (span_tracker.cpp:181-182 at 86584af), and mark() checks
-// only the span at hand against it; the granules placed before count anyway, so `o->granules
-// == total` (:197) and close()'s `complete` (:214: bytes_present >= size && granules >=
-// granules_of(size)) call the frame complete while granules inside its size never arrived
-// (their bytes in the buffer are a previous frame's: never zero-filled), and the application
-// gets bytes_present > size and presence bits past size. frame_bytes 64, granule 8: frame 0
-// bytes [32, 40), then frame 0 bytes [8, 16) with a marker (or saying frame_bytes 16): closed
-// complete at size 16 without granule 0 (seeds span_corpus/known_bug_marker_shrinks.bin,
-// known_bug_said_shrinks.bin).
-// Until it is fixed the harness drops the marker and the said frame_bytes of a packet that
-// would give one of its frames a size below a span already placed there.
-//
-// KNOWN BUG 3, not fixed in src yet (found by this fuzzer; FrameTracker's known bug in
-// sequence_fuzz.cpp, again): with 64-bit frame numbers (the fields decoder's 8-byte frame
-// field, any value from the sender) the window arithmetic wraps for frames in the last
-// max_open_frames below 2^64: w.base + n in frame_of (span_tracker.cpp:131 at 86584af),
-// advance_to (:252, and first_frame + 1 at :259: frames_skipped grows by about 2^64), expire
-// (:282) and close_all (:295). close_all's loop then runs no frame: the open frame is never
-// closed and its buffer never comes back (frame_bytes 64, granule 8: one span of frame
-// 2^64 - 1; seed span_corpus/known_bug_frame_wraps.bin).
-// Until it is fixed the harness lowers 64-bit frame numbers above 2^64 - 1 - 2 x
-// max_open_frames to that.
-// NETDAQ_FUZZ_KNOWN_BUGS=1 in the environment turns the workarounds off: then the seeds
-// span_corpus/known_bug_*.bin fail again (and pass once src is fixed).
+// Found by this fuzzer and fixed in SpanTracker (the seeds span_corpus/known_bug_*.bin keep
+// them fixed): (1) a span whose offset + bytes wrapped past 2^64 was placed far outside its
+// frame (now compared without a sum: malformed); (2) a frame size learnt after spans were
+// placed (said, or where a marker's bytes end) could be below them, and the frame closed
+// "complete" with granules never written (now malformed: a size must hold what arrived);
+// (3) 64-bit frame numbers in the last max_open_frames below 2^64 wrapped the window's
+// arithmetic and leaked a buffer (now malformed within 2 x max_open_frames of 2^64).
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -132,7 +99,6 @@ struct Model {
   size_t step = 0;
 };
 
-bool g_known_bugs = false;  // NETDAQ_FUZZ_KNOWN_BUGS=1: no workaround for the known bugs above
 
 [[noreturn]] void fail(const char* what, const Model& m, int line) {
   std::fprintf(stderr,
@@ -208,30 +174,6 @@ void placed_span(const SpanTracker& t, Model& m, const Decoded& d, uint64_t key,
   m.max_end[ps.buffer] = std::max(m.max_end[ps.buffer], end);
 }
 
-// Known bug 2: no marker or said frame_bytes that would size a frame below a span already
-// placed into it (by an earlier packet, or an earlier span of this one). The open frames are
-// the buffers not held that got spans (closed ones are popped after every action); frames are
-// matched on the low frame_bits of their numbers, which may drop more than needed.
-void steer_known_bug_2(const SpanTracker& t, const Model& m, Decoded& d, uint64_t key) {
-  const uint64_t mask = d.frame_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << d.frame_bits) - 1;
-  for (unsigned i = 0; i < d.nspans; ++i) {
-    const netdaq::protocols::Span& sp = d.spans[i];
-    uint64_t end = 0;  // of what is already placed in sp's frame
-    for (uint32_t b = 0; b < m.cfg.frame_buffers; ++b)
-      if (!m.held[b] && m.placed_bytes[b] && t.meta(b).stream == key && (t.meta(b).frame & mask) == (sp.frame & mask))
-        end = std::max(end, m.max_end[b]);
-    for (unsigned j = 0; j < i; ++j)
-      if ((d.spans[j].frame & mask) == (sp.frame & mask)) end = std::max(end, d.spans[j].offset + d.spans[j].bytes);
-    const bool small_said = d.frame_bytes && d.frame_bytes < end;
-    const bool small_marker = d.marker && i + 1 == d.nspans && sp.offset + sp.bytes < end;
-    if (small_said || small_marker) {
-      d.marker = false;
-      d.frame_bytes = 0;
-      return;
-    }
-  }
-}
-
 void packet(SpanTracker& t, Model& m, Decoded& d, uint64_t key, uint64_t now) {
   ++m.fed;
   const auto it = std::find(m.keys.begin(), m.keys.end(), key);
@@ -244,7 +186,6 @@ void packet(SpanTracker& t, Model& m, Decoded& d, uint64_t key, uint64_t now) {
     ++m.no_stream;
   }
 
-  if (!g_known_bugs && (d.marker || d.frame_bytes)) steer_known_bug_2(t, m, d, key);
   const SpanStats before = t.stats();
   const uint32_t free_before = t.free_buffers();
   PlacedSpan out[kMaxSpans];
@@ -334,12 +275,6 @@ struct Reader {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const char* known = std::getenv("NETDAQ_FUZZ_KNOWN_BUGS");
-  g_known_bugs = known && std::string(known) == "1";
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 5) return 0;
   Reader in{data, size};
@@ -395,8 +330,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const uint8_t f = in.u8();
         frame = f < 0xf0 ? std::max<uint64_t>(frame + (f % 16), 4) - 4 : in.le(8);
         sp.frame = frame;
-        const uint64_t top = UINT64_MAX - 2 * uint64_t{c.max_open_frames};
-        if (!g_known_bugs && d.frame_bits == 64 && sp.frame > top) sp.frame = top;  // known bug 3
         const uint8_t o = in.u8();
         sp.offset = o < 0xf0 ? (o % (m.granules + 1)) * c.granule : in.le(8);
         const uint8_t l = in.u8();
@@ -406,7 +339,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         } else {
           sp.bytes = l < 0xf0 ? l - 0x80u : static_cast<uint32_t>(in.le(4));
         }
-        if (!g_known_bugs && sp.offset > UINT64_MAX - sp.bytes) sp.offset = UINT64_MAX - sp.bytes;  // known bug 1
         sp.packet_offset = packet_offset++;  // distinct: tells the spans apart
       }
       packet(t, m, d, key, now);

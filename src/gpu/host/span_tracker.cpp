@@ -94,6 +94,7 @@ void SpanTracker::open_frame(uint32_t s, Open& o, uint64_t frame, uint64_t now_n
   o.ended = false;
   o.frame = frame;
   o.granules = 0;
+  o.max_end = 0;
   o.opened_ns = now_ns;
   o.buffer = kNoBuffer;
   if (free_.empty()) return;
@@ -173,28 +174,41 @@ uint32_t SpanTracker::place(const Decoded& d, uint64_t stream_key, uint64_t now_
     SpanOutcome why = SpanOutcome::placed;
     uint64_t frame = 0;
     Open* o = nullptr;
-    // A span no frame buffer could hold never opens a frame or moves the window.
-    if (d.frame_bytes > cfg_.frame_bytes || sp.offset + sp.bytes > cfg_.frame_bytes) {
+    // A span no frame buffer could hold never opens a frame or moves the window (compared
+    // without a sum that could wrap: offsets come from the sender).
+    if (d.frame_bytes > cfg_.frame_bytes || sp.offset > cfg_.frame_bytes || sp.bytes > cfg_.frame_bytes - sp.offset) {
       why = SpanOutcome::malformed;
       last_malformed_ = "a frame larger than rx.reorder.frame_bytes";
+    } else if (!unwrap(windows_[s], sp.frame, d.frame_bits, &frame)) {
+      why = SpanOutcome::late;
+    } else if (frame > kLastFrame - 2 * uint64_t{cfg_.max_open_frames}) {
+      // The window's arithmetic (base + max_open_frames) must not wrap.
+      why = SpanOutcome::malformed;
+      last_malformed_ = "a frame number within 2 x max_open_frames of 2^64";
+    } else {
+      o = frame_of(s, frame, now_ns, &why);
     }
-    else if (!unwrap(windows_[s], sp.frame, d.frame_bits, &frame)) why = SpanOutcome::late;
-    else o = frame_of(s, frame, now_ns, &why);
     if (o && o->buffer == kNoBuffer) why = SpanOutcome::no_buffer, o = nullptr;
     if (o && o->ended) why = SpanOutcome::late, o = nullptr;  // after its marker or completion
     if (o) {
       FrameMeta& m = meta_[o->buffer];
       const uint64_t said = d.frame_bytes;
+      const bool last = d.marker && i + 1 == d.nspans;
+      // A size learnt now (said, or where a marker's bytes end) must hold what arrived before.
+      const uint64_t learnt = m.size ? 0 : said ? said : last ? sp.offset + sp.bytes : 0;
       if (said && m.size && said != m.size) {
         why = SpanOutcome::malformed;
         last_malformed_ = "a frame size that differs from its frame's earlier packets";
+      } else if (learnt && learnt < o->max_end) {
+        why = SpanOutcome::malformed;
+        last_malformed_ = "a frame size (said, or where its marker ends) below bytes already placed in it";
       } else {
         if (said) m.size = said;
-        const bool last = d.marker && i + 1 == d.nspans;
         const uint64_t size = m.size ? m.size : last ? sp.offset + sp.bytes : cfg_.frame_bytes;
         why = mark(*o, sp, size);
         if (why == SpanOutcome::placed) {
           if (last && !m.size) m.size = size;
+          o->max_end = std::max(o->max_end, sp.offset + sp.bytes);
           if (sp.offset < m.timestamp_offset && d.has_timestamp) {
             m.has_timestamp = true;
             m.timestamp = d.timestamp;

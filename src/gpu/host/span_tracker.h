@@ -75,6 +75,7 @@ StreamStats to_stream_stats(const StreamState& s) noexcept;
 class SpanTracker {
  public:
   static constexpr uint32_t kNoBuffer = UINT32_MAX;
+  static constexpr uint64_t kLastFrame = UINT64_MAX - 2;  // frame numbers above (less 2 x the window) are malformed
 
   explicit SpanTracker(const SpanTrackerConfig& cfg);  // throws Error on an impossible config
 
@@ -94,15 +95,18 @@ class SpanTracker {
         o->frame != hot_frame_)
       return false;
     FrameMeta& m = meta_[o->buffer];
-    const uint64_t size = m.size ? m.size : cfg_.frame_bytes, end = sp.offset + sp.bytes;
+    const uint64_t size = m.size ? m.size : cfg_.frame_bytes;
+    if (sp.offset > size || sp.bytes > size - sp.offset) return false;  // (no sum that could wrap)
+    const uint64_t end = sp.offset + sp.bytes;
     if ((d.frame_bytes && d.frame_bytes != m.size) || (d.has_timestamp && sp.offset < m.timestamp_offset) ||
-        ((sp.offset | end) & granule_mask_) || end > size || sp.bytes == 0)
+        ((sp.offset | end) & granule_mask_) || sp.bytes == 0)
       return false;
     const uint64_t first = sp.offset >> shift_, last = end >> shift_;
     if (o->granules + (last - first) >= ((size + granule_mask_) >> shift_)) return false;  // completes it
     uint64_t* bits = &bits_[size_t{o->buffer} * words_];
     if (!set_if_clear(bits, first, last)) return false;  // a duplicate: place() counts it
     o->granules += last - first;
+    if (end > o->max_end) o->max_end = end;
     m.bytes_present += sp.bytes;
     SpanStats& st = streams_[hot_stream_].stats;
     ++st.packets, ++st.placed, ++stats_.placed;
@@ -133,6 +137,7 @@ class SpanTracker {
     uint64_t frame = 0;
     uint32_t buffer = kNoBuffer;
     uint64_t granules = 0;    // present
+    uint64_t max_end = 0;     // end of the furthest span placed (a size learnt later is not below it)
     uint64_t opened_ns = 0;
   };
   struct Window {
