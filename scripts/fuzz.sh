@@ -13,8 +13,8 @@
 #                          the rdma engine is built (libibverbs-dev and librdmacm-dev)
 #   netdaq_pcap_fuzz       the pcap engine's capture-file reader (PcapReader, libpcap)
 # Each replays its seed corpus, then fuzzes for NETDAQ_FUZZ_SECONDS seconds (default 45; 0:
-# replay only). 45 s, not more, because ctest runs the six fuzz tests two at a time on CI's 2
-# cores, about 3 x 45 s: with the build (warm ccache) the whole script stays under 4 minutes.
+# replay only). 45 s, not more, because ctest runs the nine fuzz tests two at a time on CI's 2
+# cores, about 5 x 45 s: with the build (warm ccache) the whole script stays under 6 minutes.
 # Only the library and the fuzzers are compiled, not the rest of the test suite, and the
 # library without the afxdp and dpdk engines: the parsers are core code (the config loader
 # checks afxdp and dpdk options whether or not those engines are built) or the rdma engine's,
