@@ -13,7 +13,8 @@ ports match the flow rules in frame_fuzz.cpp, so the seeds reach every rule.
 import pathlib
 import socket
 import struct
-import sys
+
+import corpus_dir
 
 OUT = pathlib.Path(__file__).resolve().parent / "frame_corpus"
 
@@ -91,23 +92,7 @@ def frames():
 
 
 def main():
-    check = sys.argv[1:] == ["--check"]
-    if sys.argv[1:] and not check:
-        sys.exit(__doc__)
-    want = {name + ".bin": data for name, data in frames()}
-    have = {p.name: p.read_bytes() for p in OUT.glob("*.bin")} if OUT.is_dir() else {}
-    if check:
-        stale = sorted(n for n in want.keys() | have.keys() if want.get(n) != have.get(n))
-        if stale:
-            sys.exit("frame corpus out of date (run tests/fuzz/make_frame_corpus.py): " + ", ".join(stale))
-        print("frame corpus: %d files up to date" % len(want))
-        return
-    OUT.mkdir(exist_ok=True)
-    for name in have.keys() - want.keys():
-        (OUT / name).unlink()
-    for name, data in want.items():
-        (OUT / name).write_bytes(data)
-    print("wrote %d frames to %s" % (len(want), OUT))
+    corpus_dir.main(OUT, {name + ".bin": data for name, data in frames()}, __doc__)
 
 
 if __name__ == "__main__":

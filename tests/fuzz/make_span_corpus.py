@@ -15,7 +15,8 @@ releases and close_all before more packets; and the bugs span_fuzz.cpp found and
 """
 import pathlib
 import struct
-import sys
+
+import corpus_dir
 
 OUT = pathlib.Path(__file__).resolve().parent / "span_corpus"
 
@@ -167,23 +168,7 @@ def corpus():
 
 
 def main():
-    check = sys.argv[1:] == ["--check"]
-    if sys.argv[1:] and not check:
-        sys.exit(__doc__)
-    want = {name + ".bin": data for name, data in corpus()}
-    have = {p.name: p.read_bytes() for p in OUT.glob("*.bin")} if OUT.is_dir() else {}
-    if check:
-        stale = [n for n in sorted(want.keys() | have.keys()) if want.get(n) != have.get(n)]
-        if stale:
-            sys.exit("span_corpus out of date (run tests/fuzz/make_span_corpus.py): " + ", ".join(stale))
-        print("span_corpus: %d files up to date" % len(want))
-        return
-    OUT.mkdir(exist_ok=True)
-    for name in have.keys() - want.keys():
-        (OUT / name).unlink()
-    for name, data in want.items():
-        (OUT / name).write_bytes(data)
-    print("wrote %d files to %s" % (len(want), OUT))
+    corpus_dir.main(OUT, {name + ".bin": data for name, data in corpus()}, __doc__)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ must reject (each malformed case of src/protocols/spead.cpp).
 import pathlib
 import random
 import struct
-import sys
+
+import corpus_dir
 
 OUT = pathlib.Path(__file__).resolve().parent / "spead_corpus"
 
@@ -106,23 +107,7 @@ def corpus():
 
 
 def main():
-    check = sys.argv[1:] == ["--check"]
-    if sys.argv[1:] and not check:
-        sys.exit(__doc__)
-    want = {name + ".bin": data for name, data in corpus()}
-    have = {p.name: p.read_bytes() for p in OUT.glob("*.bin")} if OUT.is_dir() else {}
-    if check:
-        stale = [n for n in sorted(want.keys() | have.keys()) if want.get(n) != have.get(n)]
-        if stale:
-            sys.exit("spead_corpus out of date (run tests/fuzz/make_spead_corpus.py): " + ", ".join(stale))
-        print("spead_corpus: %d files up to date" % len(want))
-        return
-    OUT.mkdir(exist_ok=True)
-    for name in have.keys() - want.keys():
-        (OUT / name).unlink()
-    for name, data in want.items():
-        (OUT / name).write_bytes(data)
-    print("wrote %d files to %s" % (len(want), OUT))
+    corpus_dir.main(OUT, {name + ".bin": data for name, data in corpus()}, __doc__)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ whose sample index overflows).
 """
 import pathlib
 import struct
-import sys
+
+import corpus_dir
 
 OUT = pathlib.Path(__file__).resolve().parent / "vita49_corpus"
 
@@ -96,23 +97,8 @@ def corpus():
 
 
 def main():
-    check = "--check" in sys.argv[1:]
-    want = {name + ".bin": data for name, data in corpus().items()}
-    if check:
-        have = {p.name: p.read_bytes() for p in OUT.glob("*.bin")} if OUT.is_dir() else {}
-        if have != want:
-            print(f"{OUT} differs from what {pathlib.Path(__file__).name} writes: run it", file=sys.stderr)
-            return 1
-        return 0
-    OUT.mkdir(exist_ok=True)
-    for p in OUT.glob("*.bin"):
-        if p.name not in want:
-            p.unlink()
-    for name, data in want.items():
-        (OUT / name).write_bytes(data)
-    print(f"wrote {len(want)} files to {OUT}")
-    return 0
+    corpus_dir.main(OUT, {name + ".bin": data for name, data in corpus().items()}, __doc__)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
