@@ -443,10 +443,12 @@ void FramePipeline::Impl::take_closed_spans() noexcept {
 void FramePipeline::Impl::place_span_packet(const Packet& p, uint64_t now) noexcept {
   decoder->decode(p.segment(0), p.size(), decoded);
   if (decoded.verdict == protocols::Verdict::data && decoded.nspans == 0) decoded.verdict = protocols::Verdict::control;
-  // Every span must be readable in one segment and no larger than a staging place.
+  // Every span must be no larger than a staging place and readable in one segment (decoders
+  // keep spans inside the packet, so only a split packet needs the segment walk).
+  const bool split = p.segments() > 1;
   for (unsigned i = 0; decoded.verdict == protocols::Verdict::data && i < decoded.nspans; ++i) {
     const protocols::Span& sp = decoded.spans[i];
-    if (sp.bytes > in_bytes || !packet_bytes(p, sp.packet_offset, sp.bytes))
+    if (sp.bytes > in_bytes || (split && !packet_bytes(p, sp.packet_offset, sp.bytes)))
       decoded.malformed(sp.bytes > in_bytes ? "a span larger than the largest packet" : "a span across the header split");
   }
   if (decoded.verdict != protocols::Verdict::data) {
@@ -468,7 +470,7 @@ void FramePipeline::Impl::place_span_packet(const Packet& p, uint64_t now) noexc
   }
   for (uint32_t i = 0; i < n; ++i) {
     const PlacedSpan& ps = placed[i];
-    const std::byte* src = packet_bytes(p, ps.packet_offset, ps.bytes);
+    const std::byte* src = split ? packet_bytes(p, ps.packet_offset, ps.bytes) : p.segment(0).data() + ps.packet_offset;
     add_span(reinterpret_cast<uint64_t>(src), uint64_t{ps.buffer} * frame_bytes + out_of(ps.offset), ps.bytes, copy);
   }
   if (spans->has_closed()) take_closed_spans();
@@ -680,9 +682,8 @@ PipelineStats FramePipeline::stats() const noexcept {
 }
 
 std::vector<StreamStats> FramePipeline::stream_stats() const {
-  std::vector<StreamStats> out;
-  if (!impl_->span_mode) return out;
-  for (const StreamState& st : impl_->spans->streams()) out.push_back(to_stream_stats(st));
+  std::vector<StreamStats> out(impl_->span_mode ? impl_->spans->streams().size() : 0);
+  stream_stats(out);
   return out;
 }
 

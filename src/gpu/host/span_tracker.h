@@ -160,17 +160,8 @@ class SpanTracker {
   uint64_t granules_of(uint64_t bytes) const noexcept {
     return shift_ >= 0 ? (bytes + granule_mask_) >> shift_ : (bytes + cfg_.granule - 1) / cfg_.granule;
   }
-  // Bits [first, last) of a bitmap: whole words at once, masks at the two ends.
   static uint64_t word_mask(uint64_t lo, uint64_t hi) noexcept {  // bits lo..hi-1 of a word, 0 <= lo < hi <= 64
     return (hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1);
-  }
-  static bool any_set(const uint64_t* bits, uint64_t first, uint64_t last) noexcept {
-    const uint64_t fw = first / 64, lw = (last - 1) / 64;
-    if (fw == lw) return bits[fw] & word_mask(first % 64, (last - 1) % 64 + 1);
-    if (bits[fw] & word_mask(first % 64, 64)) return true;
-    for (uint64_t w = fw + 1; w < lw; ++w)
-      if (bits[w]) return true;
-    return bits[lw] & word_mask(0, (last - 1) % 64 + 1);
   }
   // Sets bits [first, last) in one pass when none is set; else leaves them as they were and
   // returns false (a duplicate: rare, so undoing the words already set costs nothing).
@@ -185,16 +176,6 @@ class SpanTracker {
       bits[w] |= m;
     }
     return true;
-  }
-  static void set_range(uint64_t* bits, uint64_t first, uint64_t last) noexcept {
-    const uint64_t fw = first / 64, lw = (last - 1) / 64;
-    if (fw == lw) {
-      bits[fw] |= word_mask(first % 64, (last - 1) % 64 + 1);
-      return;
-    }
-    bits[fw] |= word_mask(first % 64, 64);
-    for (uint64_t w = fw + 1; w < lw; ++w) bits[w] = ~uint64_t{0};
-    bits[lw] |= word_mask(0, (last - 1) % 64 + 1);
   }
 
   SpanTrackerConfig cfg_;
