@@ -81,6 +81,8 @@ enum class ReorderMode : uint8_t {
   fields,    // generic fields declared in `fields:` (frame + index or byte_offset, stream, marker)
   spead,     // SPEAD-64-48 / -64-40 heaps: heap counter, heap size, heap offset, payload length
   vita49,    // VITA-49.2 signal data packets placed by their sample-count timestamp
+  roce,      // RoCEv2 RDMA WRITEs received in software (no RDMA NIC): RETH VA - base is the
+             // byte offset, ICRC, queue pair, rkey and PSN checked as an RDMA NIC checks them
 };
 const char* to_string(ReorderMode m) noexcept;
 
@@ -145,6 +147,31 @@ struct Vita49Options {
   uint64_t sample_rate = 0;        // samples per second of the integer timestamp; 0: TSF alone
 };
 
+// mode roce: one sensor's queue pair as netdaq's software receiver owns it, what an RDMA NIC
+// would hold for it (the rdma engine's manual QP file: qpn, psn, ring addr/rkey/slots/stride/
+// slot_size). The window [base_va, base_va + slots x stride) is `slots` frame buffers of up to
+// slot_size bytes each; a WRITE to VA lands at byte (VA - base_va) % stride of the frame in slot
+// (VA - base_va) / stride; frames follow one another through the slots (frame f in slot f % slots).
+struct RoceQueuePair {
+  uint32_t qpn = 0;        // the destination QP number the sensor sends to (24 bits; required)
+  uint32_t rkey = 0;       // the rkey its RETHs must carry
+  uint64_t base_va = 0;    // the window's first byte as the sensor addresses it
+  uint32_t slots = 1;      // frame buffers in the window
+  uint64_t stride = 0;     // bytes between slots; 0: slot_size
+  uint64_t slot_size = 0;  // the largest frame (required); frame_bytes when 0
+  uint32_t psn = 0;        // the first PSN the sensor sends (its sq_psn)
+};
+
+// mode roce (docs/roce-software.md).
+struct RoceOptions {
+  std::vector<RoceQueuePair> queue_pairs;  // one per sensor (stream = its qpn)
+  bool check_icrc = true;         // needs the IP header: afxdp, dpdk, socket (raw receive)
+  uint32_t mtu = 1024;            // path MTU: every WRITE FIRST / MIDDLE carries exactly this
+  uint32_t metadata_bytes = 0;    // a WRITE with immediate of this many bytes carries the frame's
+                                  // metadata (HSB: 128), kept with the frame, not placed; 0: placed
+  uint32_t psn_window = 1024;     // PSNs behind the newest kept to tell out-of-order from duplicate
+};
+
 struct ReorderConfig {
   std::string name;                 // label; default "<iface>/reorder<queue>"
   uint16_t queue = 0;               // rx queue id whose packets it takes
@@ -179,11 +206,12 @@ struct ReorderConfig {
   FieldPlacement fields;
   SpeadOptions spead;
   Vita49Options vita49;
+  RoceOptions roce;
 };
 
-// True for the modes placed by a decoder's spans (fields, spead, vita49).
+// True for the modes placed by a decoder's spans (fields, spead, vita49, roce).
 constexpr bool places_spans(ReorderMode m) noexcept {
-  return m == ReorderMode::fields || m == ReorderMode::spead || m == ReorderMode::vita49;
+  return m == ReorderMode::fields || m == ReorderMode::spead || m == ReorderMode::vita49 || m == ReorderMode::roce;
 }
 
 struct RxConfig {

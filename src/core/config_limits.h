@@ -62,7 +62,7 @@ inline constexpr std::array<std::string_view, 5> kMemoryKindNames{"host", "huge"
 inline constexpr std::array<std::string_view, 2> kPollModeNames{"direct", "worker"};
 inline constexpr std::array<std::string_view, 7> kSampleFormatNames{"raw", "int4", "int8", "int16", "fp16", "bf16", "fp32"};
 inline constexpr std::array<std::string_view, 2> kByteOrderNames{"little", "big"};
-inline constexpr std::array<std::string_view, 6> kReorderModeNames{"sequence", "arrival", "immediate", "fields", "spead", "vita49"};
+inline constexpr std::array<std::string_view, 7> kReorderModeNames{"sequence", "arrival", "immediate", "fields", "spead", "vita49", "roce"};
 inline constexpr std::array<std::string_view, 3> kStagingNames{"auto", "copy", "direct"};
 inline constexpr std::array<std::string_view, 3> kLaunchModeNames{"per_burst", "graph", "persistent"};
 
