@@ -441,7 +441,7 @@ void FramePipeline::Impl::take_closed_spans() noexcept {
 
 // A packet of a span mode: the decoder says where its bytes go, the tracker whether they go.
 void FramePipeline::Impl::place_span_packet(const Packet& p, uint64_t now) noexcept {
-  decoder->decode(p.segment(0), p.size(), decoded);
+  decoder->decode_packet(p.frame(), p.segment(0), p.size(), decoded);
   if (decoded.verdict == protocols::Verdict::data && decoded.nspans == 0) decoded.verdict = protocols::Verdict::control;
   // Every span must be no larger than a staging place and readable in one segment (decoders
   // keep spans inside the packet, so only a split packet needs the segment walk).

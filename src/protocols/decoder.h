@@ -3,8 +3,8 @@
 // offset in that frame and the packet bytes that go there. The frame tracker
 // (gpu/host/span_tracker.h) keeps the window, presence, duplicates and timeouts; the GPU moves
 // the bytes. One decoder per wire format, one file each (src/protocols/<name>.cpp), behind
-// this interface: the tracker calls decode() once per packet (one virtual call per packet,
-// none per byte); decode() never allocates, throws or reads outside the bytes it is given.
+// this interface: the tracker calls decode_packet() once per packet (one virtual call per
+// packet, none per byte); decoding never allocates, throws or reads outside the bytes it is given.
 #pragma once
 
 #include <cstddef>
@@ -83,17 +83,28 @@ class Decoder {
   // in it); packet_len: the whole UDP payload's length (segments after the first included).
   // Spans never reach beyond packet_len.
   virtual void decode(std::span<const std::byte> first, uint32_t packet_len, Decoded& out) const noexcept = 0;
+  // decode() with the packet's whole frame: what the tracker calls. frame: from the Ethernet
+  // header (Packet::frame()), empty where the engine keeps no headers (socket). Decoders that
+  // read the IP/UDP headers (roce: the ICRC) or keep state between packets (roce: PSNs per
+  // queue pair) override it; such a decoder is called from one thread, in arrival order.
+  // Never allocates, throws or reads outside frame and first.
+  virtual void decode_packet(std::span<const std::byte> frame, std::span<const std::byte> first, uint32_t packet_len,
+                             Decoded& out) noexcept {
+    (void)frame;
+    decode(first, packet_len, out);
+  }
 };
 
-// The decoder of cfg.mode (fields, spead or vita49; the config already validated). Throws
+// The decoder of cfg.mode (fields, spead, vita49 or roce; the config already validated). Throws
 // Error for a mode that places slots (sequence, arrival, immediate).
 std::unique_ptr<Decoder> make_decoder(const ReorderConfig& cfg);
 
 // cfg.granule, or the mode's default when 0 (payload_size for fields + index, 8 for
-// byte_offset and spead, vita49.sample_bytes for vita49).
+// byte_offset, spead and roce, vita49.sample_bytes for vita49).
 uint32_t granule_of(const ReorderConfig& cfg) noexcept;
 // The largest frame in input bytes (cfg.frame_bytes, or for fields + index
-// packets_per_frame x payload_size, for vita49 samples_per_frame x sample_bytes when 0).
+// packets_per_frame x payload_size, for vita49 samples_per_frame x sample_bytes, for roce
+// the largest queue_pairs[].slot_size when 0).
 uint64_t frame_bytes_of(const ReorderConfig& cfg) noexcept;
 
 }  // namespace netdaq::protocols

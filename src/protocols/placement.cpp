@@ -10,6 +10,10 @@ uint32_t granule_of(const ReorderConfig& cfg) noexcept {
     case ReorderMode::fields:
       if (cfg.fields.index.declared() && cfg.payload_size) return cfg.payload_size;
       return 8;
+    // roce: WRITE FIRST / MIDDLE carry mtu bytes (a multiple of 256) from wherever the sensor
+    // starts a message; 8 (as config_validate_roce.cpp assumes) keeps presence exact for writes
+    // on 8-byte boundaries at one bit per 8 bytes; other offsets need rx.reorder.granule set to a
+    // divisor of every write's offset.
     default: return 8;
   }
 }
@@ -17,6 +21,11 @@ uint32_t granule_of(const ReorderConfig& cfg) noexcept {
 uint64_t frame_bytes_of(const ReorderConfig& cfg) noexcept {
   if (cfg.frame_bytes) return cfg.frame_bytes;
   if (cfg.mode == ReorderMode::vita49) return uint64_t{cfg.vita49.samples_per_frame} * cfg.vita49.sample_bytes;
+  if (cfg.mode == ReorderMode::roce) {  // a slot holds one frame: the largest slot
+    uint64_t largest = 0;
+    for (const RoceQueuePair& qp : cfg.roce.queue_pairs) largest = qp.slot_size > largest ? qp.slot_size : largest;
+    return largest;
+  }
   return uint64_t{cfg.packets_per_frame} * cfg.payload_size;
 }
 
