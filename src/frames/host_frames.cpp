@@ -1,0 +1,106 @@
+#include "frames/host_frames.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "gpu/host/packet_fields.h"
+
+namespace netdaq::frames {
+namespace {
+
+gpu::SpanTrackerConfig tracker_config(const ReorderConfig& cfg) {
+  gpu::SpanTrackerConfig t;
+  t.frame_bytes = protocols::frame_bytes_of(cfg);
+  t.granule = protocols::granule_of(cfg);
+  t.max_open_frames = cfg.max_open_frames;
+  t.frame_buffers = cfg.frame_buffers;
+  t.max_streams = cfg.max_streams;
+  t.timeout_ns = uint64_t{cfg.frame_timeout_us} * 1000;
+  return t;
+}
+
+}  // namespace
+
+HostFrames::HostFrames(const ReorderConfig& cfg)
+    : decoder_(protocols::make_decoder(cfg)), tracker_(tracker_config(cfg)), frame_bytes_(protocols::frame_bytes_of(cfg)) {
+  mem_.assign(frame_bytes_ * cfg.frame_buffers, std::byte{0});
+}
+
+void HostFrames::place(const Packet& p, uint64_t now_ns) noexcept {
+  ++counters_.packets;
+  const auto first = p.segment(0);
+  protocols::Decoded& d = decoded_;
+  decoder_->decode_packet(p.frame(), first, p.size(), d);
+  if (d.verdict == protocols::Verdict::data && d.nspans == 0) d.verdict = protocols::Verdict::control;
+  // Decoders keep spans inside the packet: only a split packet needs each span in one segment.
+  const bool split = p.segments() > 1;
+  for (unsigned i = 0; split && d.verdict == protocols::Verdict::data && i < d.nspans; ++i)
+    if (!gpu::packet_bytes(p, d.spans[i].packet_offset, d.spans[i].bytes)) d.malformed("a span across the header split");
+  if (d.verdict == protocols::Verdict::control) {
+    ++counters_.control;
+    return;
+  }
+  if (d.verdict != protocols::Verdict::data) {
+    ++counters_.malformed;
+    last_reason_ = d.reason;
+    return;
+  }
+  const uint64_t stream = d.has_stream ? d.stream : p.flow();
+  uint32_t n = 1;
+  if (!tracker_.place_hot(d, stream, placed_)) {
+    gpu::SpanOutcome outcome;
+    n = tracker_.place(d, stream, now_ns, placed_, &outcome);
+    if (outcome == gpu::SpanOutcome::malformed) last_reason_ = tracker_.last_malformed();
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const gpu::PlacedSpan& s = placed_[i];
+    const std::byte* src = split ? gpu::packet_bytes(p, s.packet_offset, s.bytes) : first.data() + s.packet_offset;
+    std::memcpy(&mem_[size_t{s.buffer} * frame_bytes_ + s.offset], src, s.bytes);
+  }
+}
+
+void HostFrames::receive(const RxBurst& burst, uint64_t now_ns) noexcept {
+  for (const Packet& p : burst) place(p, now_ns);
+  tracker_.expire(now_ns);
+}
+
+void HostFrames::flush() noexcept { tracker_.close_all(); }
+
+// Zeros where granules never arrived (the buffer holds an earlier frame's bytes there).
+void HostFrames::zero_fill(uint32_t buffer) noexcept {
+  const gpu::FrameMeta& m = tracker_.meta(buffer);
+  const uint64_t* present = tracker_.presence(buffer);
+  const uint64_t g = tracker_.granule(), units = (m.size + g - 1) / g;
+  std::byte* base = &mem_[size_t{buffer} * frame_bytes_];
+  for (uint64_t u = 0; u < units;) {
+    if (present[u / 64] >> (u % 64) & 1) {
+      ++u;
+      continue;
+    }
+    uint64_t end = u + 1;
+    while (end < units && !(present[end / 64] >> (end % 64) & 1)) ++end;
+    const uint64_t from = u * g, to = std::min(end * g, m.size);
+    std::memset(base + from, 0, to - from);
+    u = end;
+  }
+}
+
+bool HostFrames::pop(HostFrame& out) noexcept {
+  gpu::SpanClosedFrame f;
+  if (!tracker_.pop_closed(&f)) return false;
+  if (!f.complete) zero_fill(f.buffer);
+  const gpu::FrameMeta& m = tracker_.meta(f.buffer);
+  out.data = &mem_[size_t{f.buffer} * frame_bytes_];
+  out.size = m.size;
+  out.meta = m;
+  out.presence = tracker_.presence(f.buffer);
+  out.granule = tracker_.granule();
+  out.complete = f.complete;
+  out.buffer = f.buffer;
+  ++counters_.frames_out;
+  return true;
+}
+
+void HostFrames::release(const HostFrame& f) noexcept { tracker_.release_buffer(f.buffer); }
+
+}  // namespace netdaq::frames
