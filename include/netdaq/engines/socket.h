@@ -20,6 +20,8 @@ struct SocketOptions {
   std::string multicast_interface;  // netdev to join the group on (address is a group)
   uint32_t tcp_max_message = 0;   // TCP: largest message accepted (0 = payload buf_size)
   uint32_t reconnect_ms = 200;    // TCP client: delay between reconnect attempts
+  bool ip_headers = false;        // UDP rx: keep the IPv4/UDP headers (raw socket) in front of
+                                  // each payload, so Packet::frame() has them (e.g. RoCEv2 ICRC)
 };
 
 }  // namespace netdaq

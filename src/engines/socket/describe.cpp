@@ -21,6 +21,7 @@ const std::vector<OptionDecl<SocketOptions>>& socket_options() {
       text("multicast_interface", &SocketOptions::multicast_interface, "netdev to join the multicast group on"),
       integer("tcp_max_message", &SocketOptions::tcp_max_message, "TCP: largest message accepted (0: buf_size)"),
       integer("reconnect_ms", &SocketOptions::reconnect_ms, "TCP client: delay between reconnect attempts"),
+      flag("ip_headers", &SocketOptions::ip_headers, "UDP rx: IPv4/UDP headers kept in front of each payload"),
   };
   return table;
 }
@@ -32,6 +33,12 @@ void describe_socket_engine() {
   d.name = kSocketEngine;
   d.blocks = {block_spec(socket_options())};
   d.blocks[0].common_names = true;  // gro, rcvbuf, busy_poll_us: what other engines call theirs
+  // ip_headers: a synthetic Ethernet header and the received IP/UDP headers in Packet::frame().
+  d.capabilities_of = [](const InterfaceConfig& i) {
+    EngineCapabilities c;
+    c.whole_frames = i.options.get<SocketOptions>().ip_headers;
+    return c;
+  };
   d.validate = check_socket_engine;
   describe_engine(std::move(d));
 }

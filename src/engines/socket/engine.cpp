@@ -46,6 +46,8 @@ class SocketEngine final : public Engine {
                     iface_.name, iface_.rx.queues.size(), rx_addr_.to_string());
       rx_ready_ = true;
     }
+    if (rx_ep_.protocol == Protocol::udp && iface_.options.get<SocketOptions>().ip_headers)
+      return open_udp_ip_rx(q, rx_addr_, iface_.address, context);
     if (rx_ep_.protocol == Protocol::udp) return open_udp_rx(q, rx_addr_, iface_.address, context);
     return open_tcp_rx(q, rx_addr_, iface_.address, context);
   }

@@ -1,6 +1,7 @@
 // Socket engine: the four kinds of port (one source file each) and how the engine opens them.
 //
 //   udp_rx.cpp  UDP receive: recvmmsg into pool buffers, SO_REUSEPORT queues, GRO split
+//   udp_ip_rx.cpp  UDP receive with IP headers (socket.ip_headers): raw socket, port filter
 //   udp_tx.cpp  UDP send: sendmmsg from pool buffers, GSO batching
 //   tcp_rx.cpp  TCP receive: listener, length-prefixed messages cut into pool buffers
 //   tcp_tx.cpp  TCP send: reconnecting client, length-prefixed messages with writev
@@ -22,6 +23,10 @@ namespace netdaq::detail::socket_engine {
 // so that the interface's other queues join the same SO_REUSEPORT group.
 std::unique_ptr<RxPort> open_udp_rx(const QueueResources& q, SockAddr& addr, const std::string& url,
                                     const std::string& context);
+// socket.ip_headers: each packet keeps a synthetic Ethernet header and the received IPv4/UDP
+// headers in front of its payload (udp_ip_rx.cpp).
+std::unique_ptr<RxPort> open_udp_ip_rx(const QueueResources& q, SockAddr& addr, const std::string& url,
+                                       const std::string& context);
 std::unique_ptr<TxPort> open_udp_tx(const QueueResources& q, const SockAddr& dest, const std::string& url,
                                     const std::string& context);
 std::unique_ptr<RxPort> open_tcp_rx(const QueueResources& q, SockAddr& addr, const std::string& url,

@@ -4,6 +4,7 @@ list(APPEND NETDAQ_ENGINE_SOURCES
   engines/socket/address.cpp
   engines/socket/socket_options.cpp
   engines/socket/udp_rx.cpp
+  engines/socket/udp_ip_rx.cpp
   engines/socket/udp_tx.cpp
   engines/socket/tcp_rx.cpp
   engines/socket/tcp_tx.cpp

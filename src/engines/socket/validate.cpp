@@ -38,6 +38,36 @@ void check_tcp_message(Checker& c, const InterfaceConfig& iface, const std::stri
   }
 }
 
+// ip_headers: one raw IPv4 socket per interface (each raw socket gets a copy of every datagram,
+// so a second queue would receive everything twice), one region per queue (frame() needs the
+// headers and payload in one buffer).
+void check_ip_headers(Checker& c, const InterfaceConfig& iface, const std::string& path,
+                      const std::optional<Endpoint>& local) {
+  const std::string key = path + ".socket.ip_headers";
+  if (!local) return;
+  if (local->protocol != Protocol::udp || local->multicast || local->ipv6) {
+    c.error(key, "true", "needs a unicast IPv4 udp:// address (IPv6 raw sockets never deliver the IP header); "
+                         "address is '" + iface.address + "'");
+    return;
+  }
+  if (iface.rx.queues.size() > 1)
+    c.error(key, "true", "allows one rx queue per interface (" + std::to_string(iface.rx.queues.size()) +
+                             " configured): each raw socket receives every datagram");
+  for (const auto& q : iface.rx.queues) {
+    if (q.memory_regions.size() > 1) {
+      c.error(key, "true", "cannot be combined with header-data split (rx queue " + queue_label(iface, q, true) +
+                               " names 2 regions): the headers stay in front of the payload");
+      return;
+    }
+    const MemoryRegionConfig* r = q.memory_regions.empty() ? nullptr : c.config().find_region(q.memory_regions[0]);
+    if (r && r->buf_size <= 42) {
+      c.error(key, "true", "needs buffers larger than the 42 header bytes (region '" + r->name + "' has buf_size " +
+                               std::to_string(r->buf_size) + ")");
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 void check_socket_engine(Checker& c, const InterfaceConfig& iface, const std::string& path) {
@@ -52,6 +82,7 @@ void check_socket_engine(Checker& c, const InterfaceConfig& iface, const std::st
     c.error(path + ".socket.multicast_interface", iface.options.get<SocketOptions>().multicast_interface,
             "is only allowed when address or tx.destination is a multicast group (e.g. udp://239.1.2.3:5000)");
   if (local && local->protocol == Protocol::tcp) check_tcp_message(c, iface, path);
+  if (iface.options.get<SocketOptions>().ip_headers) check_ip_headers(c, iface, path, local);
 }
 
 }  // namespace netdaq::detail
