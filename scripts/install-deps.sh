@@ -33,6 +33,9 @@ packages=(
   # Wire formats (issue 31): Wireshark's own VITA-49 dissector (tshark's vrt) checks the
   # fields the test generators write
   tshark
+  # RoCEv2 (issue 32): the ICRC is ISA-L's CRC-32; scapy's RoCE layer (scapy.contrib.roce)
+  # checks netdaq's ICRC and frames (tests/protocols/roce_scapy_check.py)
+  libisal-dev python3-scapy
 )
 
 missing=()
