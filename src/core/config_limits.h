@@ -54,6 +54,15 @@ inline constexpr Range stream_item{0, 0x7FFFFF};              // SPEAD-64-40 ite
 inline constexpr Range samples_per_frame{1, 1u << 30};
 inline constexpr Range sample_bytes{1, 64};
 inline constexpr Range sample_rate{0, 1'000'000'000'000};     // 1 THz: beyond any ADC
+// Mode roce (docs/roce-software.md): QPNs and PSNs are 24 bits; QPs 0 and 1 are the SMI and
+// GSI queue pairs, never a sensor's. psn_window: at most half the PSN space, so behind and
+// ahead stay told apart.
+inline constexpr Range roce_qpn{2, 0xFFFFFF};
+inline constexpr Range roce_psn{0, 0xFFFFFF};
+inline constexpr Range roce_slots{1, 1u << 20};
+inline constexpr Range roce_mtu{256, 4096};                   // one of kRoceMtus
+inline constexpr Range roce_metadata_bytes{0, 65536};
+inline constexpr Range roce_psn_window{1, 1u << 23};          // a power of two
 }  // namespace limits
 
 // Known names (engines: core/engine_descriptor.h; each engine's own: its limits.h).
@@ -63,6 +72,7 @@ inline constexpr std::array<std::string_view, 2> kPollModeNames{"direct", "worke
 inline constexpr std::array<std::string_view, 7> kSampleFormatNames{"raw", "int4", "int8", "int16", "fp16", "bf16", "fp32"};
 inline constexpr std::array<std::string_view, 2> kByteOrderNames{"little", "big"};
 inline constexpr std::array<std::string_view, 7> kReorderModeNames{"sequence", "arrival", "immediate", "fields", "spead", "vita49", "roce"};
+inline constexpr std::array<uint32_t, 5> kRoceMtus{256, 512, 1024, 2048, 4096};  // the InfiniBand MTUs
 inline constexpr std::array<std::string_view, 3> kStagingNames{"auto", "copy", "direct"};
 inline constexpr std::array<std::string_view, 3> kLaunchModeNames{"per_burst", "graph", "persistent"};
 

@@ -1,11 +1,13 @@
 // rx.reorder: the GPU data plane of an rx queue (docs/gpu.md). Checked without a GPU: the
 // queue exists, the fields fit its buffers, the GPU can read the samples' memory and the
-// CPU can read the sequence numbers (or the headers a decoder reads, modes fields, spead and
-// vita49: docs/gpu.md, "Frames from the sensor's headers").
+// CPU can read the sequence numbers (or the headers a decoder reads, modes fields, spead,
+// vita49 and roce: docs/gpu.md, "Frames from the sensor's headers"; roce's own block:
+// config_validate_roce.cpp).
 #include <string>
 #include <vector>
 
 #include "core/config_check.h"
+#include "core/config_validate_roce.h"
 #include "netdaq/engine_info.h"
 #include "core/reorder_layout.h"
 
@@ -121,8 +123,9 @@ void check_mode_blocks(Checker& c, const ReorderConfig& g, const std::string& pa
     c.error(path + ".spead", "", "is only read in mode spead" + is);
   if (g.mode != ReorderMode::vita49 && vita49_set(c, g, path))
     c.error(path + ".vita49", "", "is only read in mode vita49" + is);
+  if (g.mode != ReorderMode::roce && roce_set(c, g, path)) c.error(path + ".roce", "", "is only read in mode roce" + is);
   if (places_spans(g.mode)) return;
-  const std::string only = "is only read in modes fields, spead and vita49" + is +
+  const std::string only = "is only read in modes fields, spead, vita49 and roce" + is +
                            " (frames of packets_per_frame x payload_size bytes, one slot per packet)";
   if (g.frame_bytes) c.error(path + ".frame_bytes", std::to_string(g.frame_bytes), only);
   if (g.granule) c.error(path + ".granule", std::to_string(g.granule), only);
@@ -173,6 +176,10 @@ uint64_t derived_frame_bytes(const ReorderConfig& g, std::string* how) {
     *how = "vita49.samples_per_frame x vita49.sample_bytes";
     return uint64_t{g.vita49.samples_per_frame} * g.vita49.sample_bytes;
   }
+  if (g.mode == ReorderMode::roce) {
+    *how = "the largest roce.queue_pairs[].slot_size";
+    return roce_frame_bytes(g);
+  }
   return 0;
 }
 
@@ -184,8 +191,10 @@ void check_spans(Checker& c, const ReorderConfig& g, const std::string& path) {
   const bool byte_offset = fields && !index && g.fields.byte_offset.declared();
   if (fields) check_fields(c, g, path);
 
-  // What each packet carries: the config says it (fields) or the packet does (spead, vita49).
-  const std::string header = g.mode == ReorderMode::spead ? "SPEAD header" : "VRT header";
+  // What each packet carries: the config says it (fields) or the packet does (spead, vita49, roce).
+  const std::string header = g.mode == ReorderMode::spead ? "SPEAD header"
+                             : g.mode == ReorderMode::roce ? "RoCE header (BTH, RETH)"
+                                                           : "VRT header";
   if (fields && g.payload_size == 0)
     c.error(path + ".payload_size", "0",
             index ? "is required in mode fields: the bytes each packet carries from payload_offset (one index step)"
@@ -204,6 +213,7 @@ void check_spans(Checker& c, const ReorderConfig& g, const std::string& path) {
     c.error(path + ".packets_per_frame", std::to_string(g.packets_per_frame),
             std::string("is only read in mode fields with fields.index; mode ") + mode +
                 (g.mode == ReorderMode::vita49 ? " sizes frames by vita49.samples_per_frame"
+                 : g.mode == ReorderMode::roce ? " sizes frames by roce.queue_pairs[].slot_size"
                                                : " sizes frames by frame_bytes"));
 
   if (g.mode == ReorderMode::vita49) {
@@ -310,7 +320,9 @@ void check_span_memory(Checker& c, const QueueConfig& q, const ReorderConfig& g,
     for (const auto& name : q.memory_regions)
       if (const auto* r = cfg.find_region(name)) regions.push_back(r);
     if (regions.size() != q.memory_regions.size() || regions.empty()) return;  // reported by check_queues
-    const std::string header = g.mode == ReorderMode::spead ? "the SPEAD headers" : "the VRT headers";
+    const std::string header = g.mode == ReorderMode::spead ? "the SPEAD headers"
+                               : g.mode == ReorderMode::roce ? "the RoCE headers (BTH, RETH)"
+                                                             : "the VRT headers";
     if (regions.front()->kind == MemoryKind::device)
       c.error(path + ".mode", to_string(g.mode),
               header + " start the UDP payload, in region '" + regions.front()->name +
@@ -367,6 +379,7 @@ void check_one(Checker& c, const InterfaceConfig& iface, const ReorderConfig& g,
   if (spans) {
     check_spans(c, g, path);
     if (q) check_span_memory(c, *q, g, path);
+    if (g.mode == ReorderMode::roce) check_roce(c, iface, q, g, path);
     return;
   }
   if (!q || g.payload_size == 0) return;

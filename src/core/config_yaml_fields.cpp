@@ -110,6 +110,35 @@ void read_vita49(YamlReader& r, const Node& n, const Path& path, Vita49Options& 
   });
 }
 
+// rx.reorder.roce.queue_pairs[i]: one sensor's QP as the rdma engine's peer file declares it
+// (docs/roce-software.md); numbers may be hex (qpn: 0x100, base_va: 0x7f0000000000).
+void read_roce_queue_pair(YamlReader& r, const Node& n, const Path& path, RoceQueuePair& q) {
+  r.map(n, path, {
+      {"qpn", [&](const Node& v, const Path& p) { r.integer(v, p, q.qpn, limits::roce_qpn); }},
+      {"rkey", [&](const Node& v, const Path& p) { r.integer(v, p, q.rkey); }},
+      {"base_va", [&](const Node& v, const Path& p) { r.integer(v, p, q.base_va); }},
+      {"slots", [&](const Node& v, const Path& p) { r.integer(v, p, q.slots, limits::roce_slots); }},
+      {"stride", [&](const Node& v, const Path& p) { r.integer(v, p, q.stride); }},
+      {"slot_size", [&](const Node& v, const Path& p) { r.integer(v, p, q.slot_size, limits::frame_bytes); }},
+      {"psn", [&](const Node& v, const Path& p) { r.integer(v, p, q.psn, limits::roce_psn); }},
+  });
+}
+
+void read_roce(YamlReader& r, const Node& n, const Path& path, RoceOptions& o) {
+  r.map(n, path, {
+      {"queue_pairs",
+       [&](const Node& v, const Path& p) {
+         r.list(v, p, "queue pairs",
+                [&](const Node& item, const Path& ip) { read_roce_queue_pair(r, item, ip, o.queue_pairs.emplace_back()); });
+       }},
+      {"check_icrc", [&](const Node& v, const Path& p) { r.boolean(v, p, o.check_icrc); }},
+      {"mtu", [&](const Node& v, const Path& p) { r.integer(v, p, o.mtu, limits::roce_mtu); }},
+      {"metadata_bytes",
+       [&](const Node& v, const Path& p) { r.integer(v, p, o.metadata_bytes, limits::roce_metadata_bytes); }},
+      {"psn_window", [&](const Node& v, const Path& p) { r.integer(v, p, o.psn_window, limits::roce_psn_window); }},
+  });
+}
+
 void read_reorder(YamlReader& r, const Node& n, const Path& path, ReorderConfig& g) {
   r.map(n, path, {
       {"name", [&](const Node& v, const Path& p) { r.text(v, p, g.name); }},
@@ -145,6 +174,7 @@ void read_reorder(YamlReader& r, const Node& n, const Path& path, ReorderConfig&
       {"fields", [&](const Node& v, const Path& p) { read_fields(r, v, p, g.fields); }},
       {"spead", [&](const Node& v, const Path& p) { read_spead(r, v, p, g.spead); }},
       {"vita49", [&](const Node& v, const Path& p) { read_vita49(r, v, p, g.vita49); }},
+      {"roce", [&](const Node& v, const Path& p) { read_roce(r, v, p, g.roce); }},
   });
 }
 

@@ -606,7 +606,7 @@ TEST_F(ConfigReorder, SpanKeysOnlyInSpanModes) {
   reorder(c).max_streams = 2;
   const std::string p = "interfaces[0].rx.reorder[0].";
   for (const char* key : {"frame_bytes", "granule", "max_streams"})
-    EXPECT_NE(issue_text(c, p + key).find("is only read in modes fields, spead and vita49; mode is sequence"),
+    EXPECT_NE(issue_text(c, p + key).find("is only read in modes fields, spead, vita49 and roce; mode is sequence"),
               std::string::npos)
         << key;
   // A block written in YAML counts even when empty.
