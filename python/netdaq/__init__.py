@@ -21,6 +21,8 @@ from ._netdaq import (  # noqa: F401  (the public API)
     PacketField,
     ReleasedError,
     ReorderConfig,
+    RoceOptions,
+    RoceQueuePair,
     RxBurst,
     RxQueue,
     Session,
@@ -50,6 +52,6 @@ Config.from_dict = staticmethod(_config_from_dict)
 
 __all__ = [
     "Config", "ConfigError", "ConfigIssue", "Error", "FieldPlacement", "Packet", "PacketField", "ReleasedError",
-    "ReorderConfig", "RxBurst", "RxQueue", "Session", "SpeadOptions", "TxBurst", "TxQueue", "Vita49Options",
+    "ReorderConfig", "RoceOptions", "RoceQueuePair", "RxBurst", "RxQueue", "Session", "SpeadOptions", "TxBurst", "TxQueue", "Vita49Options",
     "__version__", "engines", "gpu", "validate",
 ]

@@ -139,10 +139,56 @@ void bind_config(py::module_& m) {
       .def_readwrite("sample_bytes", &Vita49Options::sample_bytes)
       .def_readwrite("sample_rate", &Vita49Options::sample_rate);
 
+  // Mode roce (docs/roce-software.md): one RoceQueuePair per sensor, as the rdma engine's
+  // peer file declares it.
+  py::class_<RoceQueuePair>(m, "RoceQueuePair", "rx.reorder.roce.queue_pairs[]: one sensor's queue pair.")
+      .def(py::init([](const py::kwargs& kw) { return from_keys<RoceQueuePair>("RoceQueuePair", kw); }),
+           "RoceQueuePair(qpn=0x100, rkey=0x1234, base_va=..., slots=2, stride=0, slot_size=4194304, psn=0).")
+      .def_readwrite("qpn", &RoceQueuePair::qpn)
+      .def_readwrite("rkey", &RoceQueuePair::rkey)
+      .def_readwrite("base_va", &RoceQueuePair::base_va)
+      .def_readwrite("slots", &RoceQueuePair::slots)
+      .def_readwrite("stride", &RoceQueuePair::stride)
+      .def_readwrite("slot_size", &RoceQueuePair::slot_size)
+      .def_readwrite("psn", &RoceQueuePair::psn)
+      .def("__repr__", [](const RoceQueuePair& q) {
+        char s[160];
+        std::snprintf(s, sizeof s, "<netdaq.RoceQueuePair qpn %#x, rkey %#x, base_va %#llx, %u x %llu B>", q.qpn,
+                      q.rkey, static_cast<unsigned long long>(q.base_va), q.slots,
+                      static_cast<unsigned long long>(q.slot_size));
+        return std::string(s);
+      });
+
+  py::class_<RoceOptions> ro(m, "RoceOptions", "rx.reorder.roce: options of mode 'roce'.");
+  ro.def(py::init([](const py::kwargs& kw) { return from_keys<RoceOptions>("RoceOptions", kw); }),
+         "RoceOptions(queue_pairs=[{...}], check_icrc=True, mtu=1024, metadata_bytes=0, psn_window=1024).")
+      .def_readwrite("check_icrc", &RoceOptions::check_icrc)
+      .def_readwrite("mtu", &RoceOptions::mtu)
+      .def_readwrite("metadata_bytes", &RoceOptions::metadata_bytes)
+      .def_readwrite("psn_window", &RoceOptions::psn_window);
+  // queue_pairs: the entries themselves (opts.queue_pairs[0].rkey = 5 changes opts); set from a
+  // list of RoceQueuePair or of dicts of their keys. A new entry is a new list (append is lost).
+  ro.def_property(
+      "queue_pairs",
+      [](py::object self) {
+        auto& o = self.cast<RoceOptions&>();
+        py::list l;
+        for (auto& qp : o.queue_pairs) l.append(py::cast(&qp, py::return_value_policy::reference_internal, self));
+        return l;
+      },
+      [](RoceOptions& o, const py::iterable& items) {
+        std::vector<RoceQueuePair> qps;
+        for (auto item : items)
+          qps.push_back(py::isinstance<py::dict>(item)
+                            ? from_keys<RoceQueuePair>("RoceQueuePair", item.cast<py::dict>())
+                            : item.cast<RoceQueuePair>());
+        o.queue_pairs = std::move(qps);
+      });
+
   py::class_<ReorderConfig> r(m, "ReorderConfig", "An rx.reorder block: packets -> frames in GPU memory (docs/gpu.md).");
   r.def(py::init([](const py::kwargs& kw) { return from_keys<ReorderConfig>("ReorderConfig", kw); }),
         "ReorderConfig(packets_per_frame=64, payload_size=8192, output='fp16', ...): the keys of rx.reorder; "
-        "the blocks fields / spead / vita49 take dicts of their keys.")
+        "the blocks fields / spead / vita49 / roce take dicts of their keys.")
       .def_readwrite("name", &ReorderConfig::name)
       .def_readwrite("queue", &ReorderConfig::queue)
       .def_readwrite("gpu", &ReorderConfig::gpu)
@@ -163,7 +209,8 @@ void bind_config(py::module_& m) {
   block_property(r, "fields", &ReorderConfig::fields, "FieldPlacement");
   block_property(r, "spead", &ReorderConfig::spead, "SpeadOptions");
   block_property(r, "vita49", &ReorderConfig::vita49, "Vita49Options");
-  enum_property(r, "mode", &ReorderConfig::mode, ReorderMode::vita49);
+  block_property(r, "roce", &ReorderConfig::roce, "RoceOptions");
+  enum_property(r, "mode", &ReorderConfig::mode, ReorderMode::roce);
   enum_property(r, "seq_byte_order", &ReorderConfig::seq_byte_order, ByteOrder::big);
   enum_property(r, "input", &ReorderConfig::input, SampleFormat::fp32);
   enum_property(r, "output", &ReorderConfig::output, SampleFormat::fp32);

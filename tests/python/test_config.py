@@ -140,6 +140,33 @@ def test_span_mode_keys_pass_through_from_dicts():
         netdaq.ReorderConfig(mode="chdr")
 
 
+def test_roce_sw_keys_pass_through_from_dicts():
+    """Mode roce (docs/roce-software.md): the queue pairs from a dict through the loader, and
+    RoceOptions / RoceQueuePair as keywords, changed in place."""
+    cfg = netdaq.Config.from_dict(span_config(dict(
+        mode="roce", max_streams=2,
+        roce={"check_icrc": False, "mtu": 512, "metadata_bytes": 128,
+              "queue_pairs": [{"qpn": 0x100, "rkey": 0x1234, "base_va": 1 << 40, "slots": 2, "slot_size": 4096},
+                              {"qpn": 0x101, "slot_size": 4096, "psn": 0xFFFFFF}]})))
+    o = cfg.reorder("receiver").roce
+    assert (o.check_icrc, o.mtu, o.metadata_bytes, o.psn_window) == (False, 512, 128, 1024)
+    a, b = o.queue_pairs
+    assert (a.qpn, a.rkey, a.base_va, a.slots, a.stride, a.slot_size) == (0x100, 0x1234, 1 << 40, 2, 0, 4096)
+    assert (b.qpn, b.psn, b.slots) == (0x101, 0xFFFFFF, 1)
+
+    r = netdaq.ReorderConfig(mode="roce", roce={"queue_pairs": [netdaq.RoceQueuePair(qpn=0x100, slot_size=8192)]})
+    r.roce.queue_pairs[0].rkey = 7
+    assert (r.mode, r.roce.check_icrc, r.roce.queue_pairs[0].rkey) == ("roce", True, 7)
+    r.roce.queue_pairs = [{"qpn": 0x200}, {"qpn": 0x201}]
+    assert [q.qpn for q in r.roce.queue_pairs] == [0x200, 0x201]
+    assert "qpn 0x200" in repr(r.roce.queue_pairs[0])
+    with pytest.raises(TypeError, match="RoceQueuePair has no key 'window'"):
+        netdaq.RoceOptions(queue_pairs=[{"window": 4}])
+    with pytest.raises(netdaq.ConfigError) as e:  # the socket engine delivers no IP header for the ICRC
+        netdaq.Config.from_dict(span_config(dict(mode="roce", roce={"queue_pairs": [{"qpn": 0x100, "slot_size": 4096}]})))
+    assert any(i.key.endswith("roce.check_icrc") and "check_icrc: false" in i.message for i in e.value.issues)
+
+
 def test_span_mode_keys_are_validated():
     with pytest.raises(netdaq.ConfigError) as e:  # the block of another mode
         netdaq.Config.from_dict(span_config(dict(mode="spead", frame_bytes=4096, vita49={"samples_per_frame": 8})))
