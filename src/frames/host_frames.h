@@ -51,6 +51,8 @@ class HostFrames {
   bool pop(HostFrame& out) noexcept;
   void release(const HostFrame& f) noexcept;
 
+  // A popped frame's metadata where it stays until release() (HostFrame::meta is a copy).
+  const gpu::FrameMeta& meta(uint32_t buffer) const noexcept { return tracker_.meta(buffer); }
   const HostFrameCounters& counters() const noexcept { return counters_; }
   const gpu::SpanStats& tracker_stats() const noexcept { return tracker_.stats(); }
   const std::vector<gpu::StreamState>& streams() const noexcept { return tracker_.streams(); }

@@ -93,6 +93,18 @@ const RoceCounters* RoceDecoder::counters(uint32_t qpn) const noexcept {
   return nullptr;
 }
 
+std::vector<uint32_t> RoceDecoder::qpns() const {
+  std::vector<uint32_t> out;
+  for (const Qp& q : qps_) out.push_back(q.cfg.qpn);
+  return out;
+}
+
+uint32_t RoceDecoder::next_psn(uint32_t qpn) const noexcept {
+  for (const Qp& q : qps_)
+    if (q.cfg.qpn == qpn) return q.expected;
+  return 0;
+}
+
 RoceDecoder::Qp* RoceDecoder::find(uint32_t qpn) noexcept {
   if (last_ && last_->cfg.qpn == qpn) return last_;
   for (Qp& q : qps_)

@@ -72,6 +72,8 @@ class RoceDecoder final : public Decoder {
   const RoceCounters& counters() const noexcept { return total_; }
   // One queue pair's (nullptr for a QPN not configured); unknown_qp counts only in total.
   const RoceCounters* counters(uint32_t qpn) const noexcept;
+  std::vector<uint32_t> qpns() const;                  // the queue pairs, in config order
+  uint32_t next_psn(uint32_t qpn) const noexcept;      // the PSN expected next (0 for an unknown QPN)
 
  private:
   static constexpr unsigned kMessages = 4;  // recent multi-packet messages per QP (reordered MIDDLE / LAST)
