@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   netdaq::cli::add_capture_command(app, &exit_code);
   netdaq::cli::add_check_command(app, &exit_code);
   netdaq::cli::add_replay_command(app, &exit_code);
+  netdaq::cli::add_roce_recv_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
