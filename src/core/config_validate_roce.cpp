@@ -121,6 +121,11 @@ void check_roce(Checker& c, const InterfaceConfig& iface, const QueueConfig* q, 
             "must be a power of two 1..8388608 (half the 24-bit PSN space): the PSNs behind the newest kept to tell "
             "a late packet from a duplicate");
   c.range(p + ".metadata_bytes", o.metadata_bytes, limits::roce_metadata_bytes);
+  // The record is told by its length and kept from its one packet.
+  if (ib_mtu && o.metadata_bytes > o.mtu)
+    c.error(p + ".metadata_bytes", std::to_string(o.metadata_bytes),
+            "must be at most roce.mtu (" + std::to_string(o.mtu) +
+                "): the end-of-frame metadata is one WRITE with immediate of one packet");
 
   // Queue pairs: at least one, each its own QPN (a stream each).
   if (o.queue_pairs.empty())

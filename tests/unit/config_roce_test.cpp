@@ -177,6 +177,12 @@ TEST_F(roce_sw_config, MtuPsnWindowMetadataAndGranule) {
             queue_pairs: [{qpn: 0x100, slot_size: 4096}])"));
   expect_at(more, "granule", 12, "must divide roce.mtu (1024)");
   expect_at(more, "roce.psn_window", 15, "must be a power of two");
+  more = test::parse_issues(roce_yaml(R"(          roce:
+            check_icrc: false
+            mtu: 256
+            metadata_bytes: 512
+            queue_pairs: [{qpn: 0x100, slot_size: 4096}])"));
+  expect_at(more, "roce.metadata_bytes", 15, "must be at most roce.mtu (256): the end-of-frame metadata is one");
 }
 
 TEST_F(roce_sw_config, TheBuffersHoldTheLargestPacket) {
