@@ -101,6 +101,13 @@ enum class LaunchMode : uint8_t {
 };
 const char* to_string(LaunchMode m) noexcept;
 
+// Where a reorder's frames are assembled.
+enum class FrameTarget : uint8_t {
+  gpu,   // GPU memory, by gpu::FramePipeline (every mode)
+  host,  // host memory, by HostFrameAssembler (netdaq/host_frames.h; span modes): no GPU needed
+};
+const char* to_string(FrameTarget t) noexcept;
+
 // GPU data plane of one rx queue: packets -> contiguous frames in GPU memory (ARCHITECTURE §5).
 // Offsets count from the start of the UDP payload (segment 0 then segment 1 when split).
 // job_packets auto: per-job host work (a launch, an event, a doorbell) costs about what 1,000
@@ -176,6 +183,7 @@ struct ReorderConfig {
   std::string name;                 // label; default "<iface>/reorder<queue>"
   uint16_t queue = 0;               // rx queue id whose packets it takes
   int gpu = 0;
+  FrameTarget frames = FrameTarget::gpu;  // host: gpu, staging, launch and job keys are not read
   ReorderMode mode = ReorderMode::sequence;
   uint32_t seq_offset = 0;          // byte offset of the sequence number (mode sequence)
   uint8_t seq_bits = 32;            // 8, 16, 32 or 64 (narrow counters wrap; netdaq unwraps them)

@@ -75,5 +75,6 @@ inline constexpr std::array<std::string_view, 7> kReorderModeNames{"sequence", "
 inline constexpr std::array<uint32_t, 5> kRoceMtus{256, 512, 1024, 2048, 4096};  // the InfiniBand MTUs
 inline constexpr std::array<std::string_view, 3> kStagingNames{"auto", "copy", "direct"};
 inline constexpr std::array<std::string_view, 3> kLaunchModeNames{"per_burst", "graph", "persistent"};
+inline constexpr std::array<std::string_view, 2> kFrameTargetNames{"gpu", "host"};
 
 }  // namespace netdaq::detail

@@ -329,10 +329,17 @@ void check_span_memory(Checker& c, const QueueConfig& q, const ReorderConfig& g,
                   "' of kind device, which the CPU cannot read; split headers into host memory");
     samples = regions.back();
   }
+  if (samples && g.frames == FrameTarget::host) {
+    if (samples->kind == MemoryKind::device)
+      c.error(path + ".frames", "host",
+              "copies the samples with the CPU, but they are in region '" + samples->name +
+                  "' of kind device; use host memory (or frames: gpu)");
+    return;
+  }
   if (samples && !gpu_readable(samples->kind))
     c.error(path + ".queue", std::to_string(g.queue),
             "its samples are in region '" + samples->name + "' of kind " + to_string(samples->kind) +
-                ", which the GPU cannot read; use kind pinned, mapped or device");
+                ", which the GPU cannot read; use kind pinned, mapped or device (or frames: host, without a GPU)");
   if (samples && g.launch == LaunchMode::persistent && !reads_in_place(g.staging, samples))
     c.error(path + ".launch", "persistent",
             "needs staging: direct (the persistent kernel reads packets in place; no copy is queued before it)");
@@ -350,6 +357,10 @@ void check_one(Checker& c, const InterfaceConfig& iface, const ReorderConfig& g,
   }
   if (g.gpu < 0) c.error(path + ".gpu", std::to_string(g.gpu), "must be a GPU index >= 0");
   const bool spans = places_spans(g.mode);  // sizes checked by check_spans
+  if (g.frames == FrameTarget::host && !spans)
+    c.error(path + ".frames", "host",
+            std::string("assembles the modes placed by the sensor's headers (fields, spead, vita49, roce); mode ") +
+                to_string(g.mode) + " places slots on the GPU: use frames: gpu");
   if (!spans) {
     if (g.payload_size == 0) c.error(path + ".payload_size", "0", "is required: sample bytes per packet");
     if (g.packets_per_frame == 0) c.error(path + ".packets_per_frame", "0", "is required: packets in one frame");

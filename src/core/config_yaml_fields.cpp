@@ -162,6 +162,7 @@ void read_reorder(YamlReader& r, const Node& n, const Path& path, ReorderConfig&
       {"sample_byte_order",
        [&](const Node& v, const Path& p) { r.choice(v, p, g.sample_byte_order, kByteOrderNames); }},
       {"staging", [&](const Node& v, const Path& p) { r.choice(v, p, g.staging, kStagingNames); }},
+      {"frames", [&](const Node& v, const Path& p) { r.choice(v, p, g.frames, kFrameTargetNames); }},
       {"launch", [&](const Node& v, const Path& p) { r.choice(v, p, g.launch, kLaunchModeNames); }},
       {"bursts_in_flight",
        [&](const Node& v, const Path& p) { r.integer(v, p, g.bursts_in_flight, limits::bursts_in_flight); }},

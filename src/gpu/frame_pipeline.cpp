@@ -100,7 +100,12 @@ struct FramePipeline::Impl {
   // asks for frames after each burst pays for one clock read per burst, not two.
   uint64_t submit_ns = 0;
 
-  explicit Impl(const ReorderConfig& c) : cfg(c), tracker(tracker_config(c)) {}
+  explicit Impl(const ReorderConfig& c) : cfg(c), tracker(tracker_config(c)) {
+    if (c.frames == FrameTarget::host)
+      throw Error(Errc::invalid_config, "reorder '" + c.name +
+                                            "' has frames: host: HostFrameAssembler (netdaq/host_frames.h) assembles "
+                                            "its frames, not the GPU pipeline");
+  }
   uint32_t span_words() const noexcept { return spans->words_per_frame(); }
   uint64_t out_of(uint64_t in) const noexcept { return converted_bytes(in, cfg.input, cfg.output); }
   void add_span(uint64_t src, uint64_t dst, uint32_t bytes, bool staged) noexcept;
