@@ -9,11 +9,12 @@
 #   netdaq_span_fuzz       the placement model's frame tracker (SpanTracker: spans, presence, window)
 #   netdaq_spead_fuzz      the SPEAD decoder (src/protocols/spead.h: header, item pointers, spans)
 #   netdaq_vita49_fuzz     the VITA-49 decoder (src/protocols/vita49.h: VRT headers, sample spans)
+#   netdaq_roce_sw_fuzz    the RoCEv2 wire format (src/protocols/roce.h: BTH/RETH/ImmDt, ICRC, frames)
 #   netdaq_peer_file_fuzz  the rdma engine's JSON peer-file reader (read_params); only where
 #                          the rdma engine is built (libibverbs-dev and librdmacm-dev)
 #   netdaq_pcap_fuzz       the pcap engine's capture-file reader (PcapReader, libpcap)
 # Each replays its seed corpus, then fuzzes for NETDAQ_FUZZ_SECONDS seconds (default 45; 0:
-# replay only). 45 s, not more, because ctest runs the nine fuzz tests two at a time on CI's 2
+# replay only). 45 s, not more, because ctest runs the ten fuzz tests two at a time on CI's 2
 # cores, about 5 x 45 s: with the build (warm ccache) the whole script stays under 6 minutes.
 # Only the library and the fuzzers are compiled, not the rest of the test suite, and the
 # library without the afxdp and dpdk engines: the parsers are core code (the config loader
@@ -37,7 +38,7 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -U LIBBPF_
       -DNETDAQ_BUILD_FUZZ=ON -DNETDAQ_BUILD_BENCH=OFF -DNETDAQ_WITH_CUDA=OFF \
       -DNETDAQ_WITH_AFXDP=OFF -DNETDAQ_WITH_DPDK=OFF \
       -DNETDAQ_FUZZ_SECONDS="$seconds" >/dev/null
-targets=(netdaq_config_fuzz netdaq_frame_fuzz netdaq_payload_fuzz netdaq_sequence_fuzz netdaq_span_fuzz netdaq_spead_fuzz netdaq_vita49_fuzz)
+targets=(netdaq_config_fuzz netdaq_frame_fuzz netdaq_payload_fuzz netdaq_sequence_fuzz netdaq_span_fuzz netdaq_spead_fuzz netdaq_vita49_fuzz netdaq_roce_sw_fuzz)
 # Read whole, then searched: `cmake --build --target help | grep -q` would fail under pipefail
 # when grep exits at its first match and the build tool dies of SIGPIPE.
 known_targets=$(cmake --build "$build_dir" --target help)
