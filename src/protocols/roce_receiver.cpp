@@ -251,8 +251,9 @@ void RoceDecoder::place_write(Qp& q, const roce::Packet& pk, std::span<const std
 
   out.verdict = Verdict::data;
   if (m->metadata) {
-    // The end-of-window record: its words kept with the frame (a one-packet record only), no
-    // byte placed.
+    // The end-of-window record: the immediate, then its words kept with the frame (a
+    // one-packet record only), no byte placed.
+    if (pk.has_imm) end_frame(q, m->frame, in_order, pk.imm, out);
     if (pk.has_imm && pk.position == roce::Position::only) {
       const uint32_t in_first =
           first.size() > pk.payload_offset ? static_cast<uint32_t>(first.size() - pk.payload_offset) : 0;
@@ -260,7 +261,6 @@ void RoceDecoder::place_write(Qp& q, const roce::Packet& pk, std::span<const std
       for (uint32_t i = 0; i < words && i < roce::kMetadataWords; ++i)
         out.items[out.nitems++] = Item{roce::kMetadataItem + i, load_be64(first.data() + pk.payload_offset + 8 * i)};
     }
-    if (pk.has_imm) end_frame(q, m->frame, in_order, pk.imm, out);
     return accept(q, &RoceCounters::metadata);
   }
   const uint64_t offset = m->offset + in_message;
