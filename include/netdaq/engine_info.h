@@ -16,6 +16,8 @@ struct EngineCapabilities {
   bool whole_frames = false;       // Packet::frame() holds each packet's whole Ethernet frame
   bool raw_frames = false;         // frames of any protocol, not UDP payloads (an option of the
                                    // interface, e.g. dpdk.raw_frames): no netdaq payload to check
+  bool tx_whole_frames = false;    // TX: the application writes each packet's whole Ethernet frame
+                                   // (an option of the interface, e.g. afxdp.tx_raw_frames)
   bool header_data_split = false;  // a queue may name 2 regions: headers, then data
   bool device_memory = false;      // receives into GPU device memory (kind device; with header-
                                    // data split: the data region)

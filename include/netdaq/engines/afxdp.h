@@ -39,6 +39,10 @@ struct AfxdpOptions {
   std::string dst_mac;            // default: the neighbour table entry of tx.destination
   std::string src_ip;             // default: the interface's first address of the family
   uint16_t src_port = 0;          // default: tx.destination's port
+  // TX: the application writes the whole Ethernet frame (Packet::buffer() starts at the
+  // Ethernet header; no tx.destination, dst_mac, src_ip, src_port): protocols whose checks
+  // cover the headers (RoCEv2's ICRC covers IP ID and flags).
+  bool tx_raw_frames = false;
 };
 
 }  // namespace netdaq

@@ -33,6 +33,9 @@ struct DpdkOptions {
   std::string dst_mac;            // required for tx (DPDK has no neighbour table)
   std::string src_ip;             // required for tx
   uint16_t src_port = 0;          // default: tx.destination's port
+  // TX: the application writes the whole Ethernet frame (Packet::buffer() starts at the
+  // Ethernet header; no tx.destination, dst_mac, src_ip, src_port, no checksum offload).
+  bool tx_raw_frames = false;
 };
 
 // DPDK's environment (EAL), one per process: the first Session with a dpdk interface

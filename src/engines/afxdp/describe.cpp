@@ -35,6 +35,7 @@ const std::vector<OptionDecl<AfxdpOptions>>& afxdp_options() {
       text("dst_mac", &AfxdpOptions::dst_mac, "tx: destination MAC; empty: the neighbour table's entry"),
       text("src_ip", &AfxdpOptions::src_ip, "tx: source IP; empty: the interface's first address"),
       integer("src_port", &AfxdpOptions::src_port, "tx: UDP source port; 0: tx.destination's port"),
+      flag("tx_raw_frames", &AfxdpOptions::tx_raw_frames, "tx: the application writes whole Ethernet frames"),
   };
   return table;
 }
@@ -44,6 +45,11 @@ EngineDescriptor afxdp_descriptor() {
   d.name = "afxdp";
   d.capabilities = {.whole_frames = true, .flow_steering = true, .max_flows = static_cast<uint32_t>(lim::kMaxFlows),
                     .max_queues = static_cast<uint32_t>(lim::kMaxRxQueues)};
+  d.capabilities_of = [caps = d.capabilities](const InterfaceConfig& i) {
+    EngineCapabilities c = caps;
+    c.tx_whole_frames = i.options.get<AfxdpOptions>().tx_raw_frames;
+    return c;
+  };
   d.blocks = {block_spec(afxdp_options())};
   d.validate = check_afxdp_engine;
   // Rx: the fill ring's buffers wait in the kernel; tx: sent, not yet completed.

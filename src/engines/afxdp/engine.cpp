@@ -36,9 +36,12 @@ class AfxdpEngine final : public Engine {
   std::unique_ptr<TxPort> open_tx(const QueueResources& q) override {
     const std::string context = "afxdp engine: interface '" + iface_.name + "' tx queue '" + q.name + "'";
     start(context);
-    const Ipv4UdpHeaders headers = resolve_tx_headers(dev_, iface_, context);
+    // tx_raw_frames: the application writes the whole frame; no headers to resolve.
+    std::optional<Ipv4UdpHeaders> headers;
+    if (!iface_.options.get<AfxdpOptions>().tx_raw_frames) headers = resolve_tx_headers(dev_, iface_, context);
     auto xsk = socket_for(q, context);
-    log()->info("{}: AF_XDP on {} queue {}: {}", q.name, dev_.name, q.queue->id, xsk->mode());
+    log()->info("{}: AF_XDP on {} queue {}: {}{}", q.name, dev_.name, q.queue->id, xsk->mode(),
+                headers ? "" : ", raw frames");
     return make_tx_port(q, std::move(xsk), headers);
   }
 

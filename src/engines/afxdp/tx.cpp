@@ -1,5 +1,6 @@
 // AF_XDP send: the engine writes Ethernet/IPv4/UDP headers in front of each payload (the
-// application's buffer starts after them), posts the frames on the TX ring and kicks the
+// application's buffer starts after them), or with afxdp.tx_raw_frames the application writes
+// the whole frame (its buffer starts at the Ethernet header), posts the frames on the TX ring and kicks the
 // kernel; completed buffers come back on the completion ring and return to the pool. A full
 // TX ring accepts fewer packets (counted in tx_ring_full; the caller retries), never blocks.
 #include <sys/socket.h>
@@ -21,8 +22,9 @@ namespace {
 
 class AfxdpTx final : public TxPort {
  public:
-  AfxdpTx(const QueueResources& q, std::shared_ptr<XskSocket> xsk, const Ipv4UdpHeaders& headers)
-      : q_(q), xsk_(std::move(xsk)), headers_(headers), pool_(*q.pools[0]), base_(pool_.address(0)) {}
+  AfxdpTx(const QueueResources& q, std::shared_ptr<XskSocket> xsk, const std::optional<Ipv4UdpHeaders>& headers)
+      : q_(q), xsk_(std::move(xsk)), headers_(headers), head_(headers ? Ipv4UdpHeaders::kSize : 0),
+        pool_(*q.pools[0]), base_(pool_.address(0)) {}
 
   ~AfxdpTx() override {
     // Let the kernel finish what was posted (bounded), so buffers come home.
@@ -34,7 +36,7 @@ class AfxdpTx final : public TxPort {
     }
   }
 
-  uint32_t headroom() const noexcept override { return Ipv4UdpHeaders::kSize; }
+  uint32_t headroom() const noexcept override { return head_; }
 
   TxResult transmit(Packet* pkts, uint32_t n) noexcept override {
     reclaim();
@@ -49,11 +51,11 @@ class AfxdpTx final : public TxPort {
     xsk_ring_prod__reserve(tx, m, &idx);
     for (uint32_t i = 0; i < m; ++i) {
       PacketFields& f = fields(pkts[i]);
-      std::byte* frame = f.data[0] - Ipv4UdpHeaders::kSize;
-      headers_.write(frame, static_cast<uint16_t>(f.len[0]));
+      std::byte* frame = f.data[0] - head_;
+      if (headers_) headers_->write(frame, static_cast<uint16_t>(f.len[0]));
       xdp_desc* d = xsk_ring_prod__tx_desc(tx, idx + i);
       d->addr = static_cast<uint64_t>(frame - base_);
-      d->len = Ipv4UdpHeaders::kSize + f.len[0];
+      d->len = head_ + f.len[0];
       d->options = 0;
     }
     xsk_ring_prod__submit(tx, m);
@@ -73,7 +75,7 @@ class AfxdpTx final : public TxPort {
   }
 
   void add_details(QueueStats& s) const override {
-    s.mode = "afxdp " + xsk_->mode();
+    s.mode = "afxdp " + xsk_->mode() + (headers_ ? "" : ", raw frames");
     const xdp_statistics x = xsk_->statistics();
     s.engine_counters = {{"tx_ring_full", ring_full_.load(std::memory_order_relaxed)},
                          {"xsk_tx_ring_empty", x.tx_ring_empty_descs},
@@ -127,7 +129,8 @@ class AfxdpTx final : public TxPort {
   static constexpr uint32_t kBatch = 256;
   QueueResources q_;
   std::shared_ptr<XskSocket> xsk_;
-  Ipv4UdpHeaders headers_;
+  std::optional<Ipv4UdpHeaders> headers_;  // nullopt: raw frames
+  uint32_t head_;                           // bytes the engine writes in front of the payload
   BufferPool& pool_;
   std::byte* base_;
   uint64_t in_flight_ = 0;
@@ -138,7 +141,7 @@ class AfxdpTx final : public TxPort {
 }  // namespace
 
 std::unique_ptr<TxPort> make_tx_port(const QueueResources& q, std::shared_ptr<XskSocket> xsk,
-                                     const Ipv4UdpHeaders& headers) {
+                                     const std::optional<Ipv4UdpHeaders>& headers) {
   return std::make_unique<AfxdpTx>(q, std::move(xsk), headers);
 }
 

@@ -116,8 +116,20 @@ std::optional<IpAddress> check_destination(Checker& c, const InterfaceConfig& if
   return check_header_destination(c, key, url, "afxdp", kDestinationForm, false);
 }
 
+// tx_raw_frames: the application writes every header, so the engine's header options would
+// silently do nothing.
+void check_raw_frames(Checker& c, const InterfaceConfig& iface, const std::string& path) {
+  const AfxdpOptions& a = iface.options.get<AfxdpOptions>();
+  const char* why = "is not used with afxdp.tx_raw_frames (the application writes the whole frame): remove it";
+  if (!iface.tx.destination.empty()) c.error(path + ".tx.destination", iface.tx.destination, why);
+  if (!a.dst_mac.empty()) c.error(path + ".afxdp.dst_mac", a.dst_mac, why);
+  if (!a.src_ip.empty()) c.error(path + ".afxdp.src_ip", a.src_ip, why);
+  if (a.src_port) c.error(path + ".afxdp.src_port", std::to_string(a.src_port), why);
+}
+
 void check_tx_headers(Checker& c, const InterfaceConfig& iface, const std::string& path) {
   const AfxdpOptions& a = iface.options.get<AfxdpOptions>();
+  if (a.tx_raw_frames) return check_raw_frames(c, iface, path);
   const auto destination = check_destination(c, iface, path);
   if (!a.dst_mac.empty() && !parse_mac(a.dst_mac))
     c.error(path + ".afxdp.dst_mac", a.dst_mac,

@@ -33,6 +33,7 @@ const std::vector<OptionDecl<DpdkOptions>>& dpdk_options() {
       text("dst_mac", &DpdkOptions::dst_mac, "tx: destination MAC (required for tx)"),
       text("src_ip", &DpdkOptions::src_ip, "tx: source IPv4 address (required for tx)"),
       integer("src_port", &DpdkOptions::src_port, "tx: UDP source port; 0: tx.destination's port"),
+      flag("tx_raw_frames", &DpdkOptions::tx_raw_frames, "tx: the application writes whole Ethernet frames"),
   };
   return table;
 }
@@ -64,6 +65,7 @@ EngineDescriptor dpdk_descriptor() {
   d.capabilities_of = [](const InterfaceConfig& i) {
     EngineCapabilities c = dpdk_capabilities();
     c.raw_frames = i.options.get<DpdkOptions>().raw_frames;
+    c.tx_whole_frames = i.options.get<DpdkOptions>().tx_raw_frames;
     return c;
   };
   d.blocks = {block_spec(dpdk_options()), block_spec(eal_options(), /*top_level=*/true)};

@@ -71,7 +71,10 @@ class DpdkEngine final : public Engine {
     device_->setup_tx_queue(q.queue->id);
     if (q.queue->id == 0) tx0_ = q.counters;
     tx_mbufs_.push_back(std::move(mbufs));
-    return make_tx_port(q, context_for(q.queue->id), *tx_mbufs_.back(), tx_headers(ctx));
+    // tx_raw_frames: the application writes the whole frame; no headers to work out.
+    std::optional<Ipv4UdpHeaders> headers;
+    if (!iface_.options.get<DpdkOptions>().tx_raw_frames) headers = tx_headers(ctx);
+    return make_tx_port(q, context_for(q.queue->id), *tx_mbufs_.back(), headers);
   }
 
   void start() override {

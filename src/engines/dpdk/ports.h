@@ -4,6 +4,7 @@
 #include <rte_ring.h>
 
 #include <memory>
+#include <optional>
 
 #include "core/engine.h"
 #include "netdaq/engines/dpdk.h"
@@ -25,7 +26,9 @@ struct PortContext {
 std::unique_ptr<RxPort> make_rx_port(const QueueResources& q, const PortContext& ctx, FlowState& flows,
                                      const RegionMbufPool& pool);
 // headers: what the engine writes in front of each payload.
+// headers: what the engine writes in front of each payload; nullopt: the application writes
+// the whole frame (dpdk.tx_raw_frames).
 std::unique_ptr<TxPort> make_tx_port(const QueueResources& q, const PortContext& ctx, TxMbufs& mbufs,
-                                     const Ipv4UdpHeaders& headers);
+                                     const std::optional<Ipv4UdpHeaders>& headers);
 
 }  // namespace netdaq::detail::dpdk

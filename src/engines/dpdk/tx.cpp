@@ -12,9 +12,10 @@ namespace {
 
 class DpdkTx final : public TxPort {
  public:
-  DpdkTx(const QueueResources& q, const PortContext& ctx, TxMbufs& mbufs, const Ipv4UdpHeaders& headers)
-      : q_(q), ctx_(ctx), mbufs_(mbufs), headers_(headers), id_(q.queue->id),
-        offload_(ctx.device.tx_checksum() && !ctx.loopback), m_(std::max<uint32_t>(q.queue->batch_size, 64)) {}
+  DpdkTx(const QueueResources& q, const PortContext& ctx, TxMbufs& mbufs, const std::optional<Ipv4UdpHeaders>& headers)
+      : q_(q), ctx_(ctx), mbufs_(mbufs), headers_(headers), head_(headers ? Ipv4UdpHeaders::kSize : 0), id_(q.queue->id),
+        offload_(headers && ctx.device.tx_checksum() && !ctx.loopback),
+        m_(std::max<uint32_t>(q.queue->batch_size, 64)) {}
 
   TxResult transmit(Packet* pkts, uint32_t n) noexcept override {
     ensure_lcore();
@@ -28,8 +29,8 @@ class DpdkTx final : public TxPort {
       auto& f = fields(pkts[i]);
       mbufs_.attach(m[i], f.buf[0]);
       auto* frame = reinterpret_cast<std::byte*>(m[i]->buf_addr);
-      headers_.write(frame, static_cast<uint16_t>(f.len[0]));
-      m[i]->data_len = static_cast<uint16_t>(Ipv4UdpHeaders::kSize + f.len[0]);
+      if (headers_) headers_->write(frame, static_cast<uint16_t>(f.len[0]));
+      m[i]->data_len = static_cast<uint16_t>(head_ + f.len[0]);
       m[i]->pkt_len = m[i]->data_len;
       if (offload_) {
         m[i]->l2_len = 14;
@@ -64,19 +65,20 @@ class DpdkTx final : public TxPort {
   void add_details(QueueStats& s) const override {
     s.mode = "dpdk " + ctx_.device.driver() + " port " + std::to_string(ctx_.device.port()) + " queue " +
              std::to_string(id_) + (ctx_.loopback ? ", software loopback" : "") +
-             (offload_ ? ", checksum offload" : ", checksums by the CPU");
+             (!headers_ ? ", raw frames" : offload_ ? ", checksum offload" : ", checksums by the CPU");
     s.engine_counters.emplace_back("mbufs_in_flight", mbufs_.in_flight());
     s.engine_counters.emplace_back("tx_ring_full", full_.load(std::memory_order_relaxed));
     if (id_ == 0) ctx_.port_stats.add_details(s, false);
   }
 
-  uint32_t headroom() const noexcept override { return Ipv4UdpHeaders::kSize; }
+  uint32_t headroom() const noexcept override { return head_; }
 
  private:
   QueueResources q_;
   PortContext ctx_;
   TxMbufs& mbufs_;
-  Ipv4UdpHeaders headers_;
+  std::optional<Ipv4UdpHeaders> headers_;  // nullopt: raw frames (dpdk.tx_raw_frames)
+  uint32_t head_;                           // bytes the engine writes in front of the payload
   uint16_t id_;
   bool offload_;
   std::vector<rte_mbuf*> m_;
@@ -86,7 +88,7 @@ class DpdkTx final : public TxPort {
 }  // namespace
 
 std::unique_ptr<TxPort> make_tx_port(const QueueResources& q, const PortContext& ctx, TxMbufs& mbufs,
-                                     const Ipv4UdpHeaders& headers) {
+                                     const std::optional<Ipv4UdpHeaders>& headers) {
   return std::make_unique<DpdkTx>(q, ctx, mbufs, headers);
 }
 

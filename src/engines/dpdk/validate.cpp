@@ -278,6 +278,14 @@ void check_destination(Checker& c, const InterfaceConfig& iface, const std::stri
 // except in software loopback, where the frames never leave the engine.
 void check_tx_headers(Checker& c, const InterfaceConfig& iface, const std::string& path) {
   const DpdkOptions& d = iface.options.get<DpdkOptions>();
+  if (d.tx_raw_frames) {  // the application writes every header: the engine's would do nothing
+    const char* why = "is not used with dpdk.tx_raw_frames (the application writes the whole frame): remove it";
+    if (!iface.tx.destination.empty()) c.error(path + ".tx.destination", iface.tx.destination, why);
+    if (!d.dst_mac.empty()) c.error(path + ".dpdk.dst_mac", d.dst_mac, why);
+    if (!d.src_ip.empty()) c.error(path + ".dpdk.src_ip", d.src_ip, why);
+    if (d.src_port) c.error(path + ".dpdk.src_port", std::to_string(d.src_port), why);
+    return;
+  }
   const bool required = !iface.tx.queues.empty() && d.loopback != DpdkLoopback::software;
   check_destination(c, iface, path, required);
   const std::string mac_key = path + ".dpdk.dst_mac";
