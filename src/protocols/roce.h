@@ -76,7 +76,8 @@ struct Packet {
 
 // Parses the UDP payload `udp_payload` of `packet_len` bytes (headers must lie in
 // udp_payload; the payload may continue in later segments). nullptr on success, else why
-// not (a static string: "unknown BTH opcode", "packet shorter than its headers", ...).
+// not (a static string: "unknown BTH opcode", "unsupported BTH transport version", "packet
+// shorter than its headers", "pad longer than the payload", "headers beyond the first segment").
 // Checks what a receiver checks before the ICRC: opcode known, transport version 0, headers
 // and pad within the packet. Never reads outside udp_payload.
 const char* parse(std::span<const std::byte> udp_payload, uint32_t packet_len, Packet& out) noexcept;
@@ -87,7 +88,8 @@ const char* parse(std::span<const std::byte> udp_payload, uint32_t packet_len, P
 // masked, the BTH with its reserved8 byte (byte 4) masked, then the rest of the packet up to
 // the ICRC. `ip_packet`: from the IP header's first byte to the ICRC's first byte (IPv4 or
 // IPv6, told by the version nibble). Returns the value as sent: the 4 wire bytes read as a
-// little-endian uint32 (Linux rxe, Wireshark and scapy agree on this byte order).
+// little-endian uint32 (Linux rxe, Wireshark and scapy agree on these 4 bytes; Wireshark shows
+// them read big-endian).
 uint32_t icrc(std::span<const std::byte> ip_packet) noexcept;
 // icrc() over bytes held in up to two pieces (headers, then payload in a later segment).
 uint32_t icrc(std::span<const std::byte> ip_headers_and_first, std::span<const std::byte> rest) noexcept;
@@ -111,10 +113,12 @@ struct FrameSpec {
 };
 
 // Bytes of the whole frame (Ethernet 14 + IPv4 20 + UDP 8 + BTH + RETH? + ImmDt? + payload +
-// pad + ICRC) for a payload of `payload_bytes` with `op`.
+// pad + ICRC) for a payload of `payload_bytes` with `op`; 0 for an opcode outside Opcode.
 uint32_t frame_bytes(Opcode op, uint32_t payload_bytes) noexcept;
 // Writes the frame into out (at least frame_bytes() long): headers, payload, pad (zeros), IPv4
-// checksum, UDP checksum 0 (RoCEv2 allows it) and ICRC. Returns the bytes written, 0 when out
+// checksum, UDP checksum 0 (RoCEv2 allows it) and ICRC. Every Bth field is written as given but
+// pad (computed), pkey (0: kDefaultPkey) and tver (its 4 bits; receivers want 0). Returns the
+// bytes written, 0 for an opcode outside Opcode, an IP packet over 65535 bytes, or when out
 // is too small.
 uint32_t build_frame(const FrameSpec& spec, std::span<const std::byte> payload, std::span<std::byte> out) noexcept;
 

@@ -268,6 +268,17 @@ TEST(roce_sw_wire, ReadsOnlyTheFirstSegment) {
   EXPECT_EQ(out.payload_bytes, 0u);
 }
 
+TEST(roce_sw_wire, OversizedLengthsCountWithoutOverflow) {
+  // packet_len is what the receiver says (the UDP length); any value parses to exact counts.
+  const Bytes p = from_hex("2700ffff0000000100000001");  // WRITE MIDDLE: BTH only
+  Packet out;
+  ASSERT_EQ(roce::parse(p, 0xFFFFFFFF, out), nullptr);
+  EXPECT_EQ(out.payload_bytes, 0xFFFFFFFFu - 12 - 4);
+  ASSERT_EQ(roce::parse(p, 16, out), nullptr);
+  EXPECT_EQ(out.payload_bytes, 0u);
+  EXPECT_STREQ(roce::parse(p, 15, out), "packet shorter than its headers");
+}
+
 TEST(roce_sw_wire, ParseClearsItsOutputOnFailure) {
   Packet out;
   out.has_reth = out.has_imm = true;
@@ -472,6 +483,16 @@ TEST(roce_sw_frame, WritesTheGivenPkeyPsnAndQpWithinTheirBits) {
   EXPECT_EQ(out.bth.psn, 0xFFFFFFu);
   EXPECT_EQ(out.bth.dest_qp, 1u);
   EXPECT_TRUE(out.bth.migreq && out.bth.fecn && out.bth.becn);
+}
+
+TEST(roce_sw_frame, WritesTheTransportVersionItIsGivenWhichParseRefuses) {
+  roce::FrameSpec s = spec_for(Opcode::uc_write_only);
+  s.bth.tver = 1;
+  const Bytes f = build(s, payload_of(4));
+  Packet out;
+  const std::span<const std::byte> up = std::span(f).subspan(kEth + kIp4 + kUdp);
+  EXPECT_STREQ(roce::parse(up, static_cast<uint32_t>(up.size()), out), "unsupported BTH transport version");
+  EXPECT_EQ(roce::load_icrc(f.data() + f.size() - 4), roce::icrc(ip_of(f)));
 }
 
 TEST(roce_sw_frame, RefusesWhatItCannotBuild) {
