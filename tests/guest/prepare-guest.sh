@@ -22,10 +22,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 # ip6_udp_tunnel (RoCEv2's UDP port 4791), rdma_rxe, then the connection manager for librdmacm
 # (ib_cm, iw_cm, configfs, rdma_cm, rdma_ucm: /dev/infiniband/rdma_cm). The resolver below adds
 # any other dependency from the modules' depends= and loads each after those it needs.
+# sch_netem: packets lost on the wire for the software RoCE tests (roce-sw-lab.sh): netem's drops
+# look sent to rxe, where a tc drop action's make rxe send the packet again.
 # vgem (with drm): a real dma-buf exporter with no GPU, for the rdma engine's GPU-memory
 # registration tests (rxe must refuse dma-bufs, clearly).
 modules=(virtio_pci 9pnet_virtio 9p overlay
-         veth tun sch_multiq sch_ingress cls_flower cls_bpf act_skbedit act_gact act_mirred act_bpf
+         veth tun sch_multiq sch_ingress cls_flower cls_bpf act_skbedit act_gact act_mirred act_bpf sch_netem
          crc32_generic ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe
          ib_cm iw_cm configfs rdma_cm rdma_ucm drm vgem)
 

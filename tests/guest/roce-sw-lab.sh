@@ -4,9 +4,9 @@
 #
 #   roce-sw-lab.sh up          removes what an earlier lab left, builds one, prints its
 #                              variables (eval "$(roce-sw-lab.sh up)"); messages go to stderr
-#   roce-sw-lab.sh drop N      from now on every N-th RoCE packet rxe sends is dropped on the
-#                              wire (tc gact "random determ": exact, counted); N=0 stops it
-#   roce-sw-lab.sh dropped     prints how many packets that rule dropped
+#   roce-sw-lab.sh drop P      from now on P % of the packets rxe sends are lost on the wire
+#                              (netem; each counted); P=0 stops it
+#   roce-sw-lab.sh dropped     prints how many packets netem dropped
 #   roce-sw-lab.sh down        removes it all; exit 0 when nothing is left
 #
 #   NDQ_ROCE_DEV=rxe_roce  NDQ_ROCE_GID_INDEX=<i>  NDQ_ROCE_NS=ndq-roce
@@ -102,21 +102,20 @@ EOF
   log "up: $dev on $a ($ip_a) <-> $b ($ip_b, namespace $ns)"
 }
 
-# Every N-th RoCE packet leaving a (rxe's sends) is dropped: gact's deterministic mode counts
-# packets, so the drops are exact and `tc -s` reports them.
+# Packets rxe sends are lost on the wire: netem on a drops PERCENT % of them (0: none) and
+# counts each. (Not a tc drop action: rxe sees that drop and sends the packet again; netem's
+# look sent.) Only RoCE crosses the veth while it is on (the neighbour entries are there).
 drop() {
-  local every=$1
-  tc qdisc delete dev $a clsact 2>/dev/null
-  [ "$every" = 0 ] && return 0
-  tc qdisc add dev $a clsact || die "cannot add clsact on $a (sch_ingress loaded?)"
-  tc filter add dev $a egress protocol ip pref 1 flower ip_proto udp dst_port 4791 \
-    action gact pass random determ drop "$every" || die "cannot add the gact drop rule (cls_flower, act_gact loaded?)"
+  local percent=$1
+  tc qdisc delete dev $a root 2>/dev/null
+  [ "$percent" = 0 ] && return 0
+  tc qdisc add dev $a root netem loss "$percent%" || die "cannot add netem on $a (sch_netem loaded?)"
 }
 
 dropped() {
-  # The action's statistics: "Sent B bytes P pkt (dropped D, overlimits ...)"
+  # "Sent B bytes P pkt (dropped D, overlimits ...)"
   local out
-  out=$(tc -s filter show dev $a egress 2>/dev/null)
+  out=$(tc -s qdisc show dev $a root 2>/dev/null)
   [[ $out =~ dropped\ ([0-9]+) ]] || die "no drop statistics on $a: $out"
   echo "${BASH_REMATCH[1]}"
 }
