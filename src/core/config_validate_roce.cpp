@@ -170,8 +170,14 @@ void check_roce(Checker& c, const InterfaceConfig& iface, const QueueConfig* q, 
             "packets carry up to " + std::to_string(largest) + " bytes of UDP payload (BTH, RETH, immediate, " +
                 std::to_string(o.mtu) + " bytes, ICRC), more than the queue's buffers hold (" + std::to_string(held) +
                 " bytes): set mtu to the sensor's path MTU or raise buf_size");
-  // The CPU computes the ICRC over every byte of the packet.
-  if (o.check_icrc)
+  // The CPU computes the ICRC over every byte of the packet, from one buffer (Packet::frame()
+  // is empty for a packet split into headers and data).
+  if (o.check_icrc && q->memory_regions.size() > 1)
+    c.error(p + ".check_icrc", "true",
+            "needs each packet whole in one buffer (the ICRC covers it from the IP header on), and rx queue " +
+                std::to_string(q->id) + " splits headers from data (" + std::to_string(q->memory_regions.size()) +
+                " regions): use one region, or set check_icrc: false");
+  else if (o.check_icrc)
     for (const auto& name : q->memory_regions)
       if (const MemoryRegionConfig* r = cfg.find_region(name); r && r->kind == MemoryKind::device)
         c.error(p + ".check_icrc", "true",

@@ -261,6 +261,15 @@ interfaces:
   EXPECT_NO_THROW(Config::parse(with_kind("pinned"), "test.yaml"));
   issues = test::issues_of([&] { Config::parse(with_kind("device"), "test.yaml"); });
   expect_at(issues, "roce.check_icrc", 14, "region 'pay' is of kind device, which the CPU cannot read");
+  // Header-data split: no packet is whole in one buffer.
+  std::string dpdk = with_kind("pinned");
+  dpdk.replace(dpdk.find("engine: afxdp"), 13, "engine: dpdk ");
+  dpdk.replace(dpdk.find("address: veth1"), 14, "address: \"0000:3b:00.0\"");
+  dpdk.replace(dpdk.find("memory_regions:\n"), 16,
+               "memory_regions:\n  - {name: hdr, kind: huge, buf_size: 256, num_bufs: 16384}\n");
+  dpdk.replace(dpdk.find("memory_regions: [pay]"), 21, "memory_regions: [hdr, pay]");
+  issues = test::issues_of([&] { Config::parse(dpdk, "test.yaml"); });
+  expect_at(issues, "roce.check_icrc", 15, "rx queue 0 splits headers from data (2 regions)");
 }
 
 TEST_F(roce_sw_config, ExampleFilesLoad) {
