@@ -29,10 +29,22 @@ uint32_t be32(const std::byte* p) noexcept { return uint32_t{be16(p)} << 16 | be
 uint64_t be64(const std::byte* p) noexcept { return uint64_t{be32(p)} << 32 | be32(p + 4); }
 
 void put8(std::byte* p, uint32_t v) noexcept { *p = static_cast<std::byte>(v); }
-void put_be16(std::byte* p, uint32_t v) noexcept { put8(p, v >> 8), put8(p + 1, v); }
-void put_be24(std::byte* p, uint32_t v) noexcept { put8(p, v >> 16), put_be16(p + 1, v); }
-void put_be32(std::byte* p, uint32_t v) noexcept { put_be16(p, v >> 16), put_be16(p + 2, v); }
-void put_be64(std::byte* p, uint64_t v) noexcept { put_be32(p, static_cast<uint32_t>(v >> 32)), put_be32(p + 4, static_cast<uint32_t>(v)); }
+void put_be16(std::byte* p, uint32_t v) noexcept {
+  put8(p, v >> 8);
+  put8(p + 1, v);
+}
+void put_be24(std::byte* p, uint32_t v) noexcept {
+  put8(p, v >> 16);
+  put_be16(p + 1, v);
+}
+void put_be32(std::byte* p, uint32_t v) noexcept {
+  put_be16(p, v >> 16);
+  put_be16(p + 2, v);
+}
+void put_be64(std::byte* p, uint64_t v) noexcept {
+  put_be32(p, static_cast<uint32_t>(v >> 32));
+  put_be32(p + 4, static_cast<uint32_t>(v));
+}
 
 // What an opcode carries; known == false for opcodes outside the enum.
 struct OpInfo {
@@ -69,6 +81,10 @@ uint32_t crc32(uint32_t crc, const std::byte* p, size_t n) noexcept {
   return n ? crc32_gzip_refl(crc, reinterpret_cast<const unsigned char*>(p), n) : crc;
 }
 
+// The CRC after the 8 bytes of ones that stand in for IB's masked LRH (RoCEv2 has none):
+// zlib.crc32(b"\xff" * 8). Linux rxe seeds crc32_le with 0xdebb20e3: the same state, uninverted.
+constexpr uint32_t kCrcOfMaskedLrh = 0x2144DF1C;
+
 // Two pieces read as one: the ICRC's input may be split after any byte.
 struct Pieces {
   std::span<const std::byte> a, b;
@@ -95,7 +111,8 @@ void mask(std::byte* buf, size_t len, size_t at, size_t n) noexcept {
 
 uint32_t icrc_of(const Pieces& in) noexcept {
   // The variant header fields masked (Annex A17.3.3; Linux rxe_icrc.c does the same): a copy
-  // of the IP, UDP and BTH headers on the stack, the rest of the packet read in place.
+  // of the IP, UDP and BTH headers on the stack, the rest of the packet read in place. IPv4
+  // options (rxe assumes none; no RoCE sender uses them) are covered, the UDP header after them.
   std::byte head[kMaxIpHeader + kUdpBytes + kBthBytes];
   const uint8_t first = in.size() ? static_cast<uint8_t>(in.a.empty() ? in.b[0] : in.a[0]) : 0;
   const bool v6 = first >> 4 == 6;
@@ -113,10 +130,7 @@ uint32_t icrc_of(const Pieces& in) noexcept {
   }
   mask(head, n, ip_bytes + 6, 2);              // UDP checksum
   mask(head, n, ip_bytes + kUdpBytes + 4, 1);  // BTH FECN, BECN, resv6 (IB's reserved8)
-  static constexpr std::byte kMaskedLrh[8] = {std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF},
-                                              std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}};
-  uint32_t crc = crc32(0, kMaskedLrh, sizeof kMaskedLrh);
-  crc = crc32(crc, head, n);
+  const uint32_t crc = crc32(kCrcOfMaskedLrh, head, n);
   return in.crc_from(crc, n);
 }
 
