@@ -136,7 +136,20 @@ const char* RoceDecoder::check_icrc(std::span<const std::byte> frame) const noex
 
 // The PSN against the QP's expected one; records it as received unless a duplicate or stale.
 RoceDecoder::Psn RoceDecoder::check_psn(Qp& q, uint32_t psn) noexcept {
-  const uint32_t ahead = (psn - q.expected) & roce::kPsnMask;
+  uint32_t ahead = (psn - q.expected) & roce::kPsnMask;
+  if (ahead >= kPsnHalf && q.refused_run + 1 >= kResyncAfter) {
+    // A restarted sensor: its PSNs start over from here (what it lost before is unknown).
+    std::fill_n(q.seen, psn_bits_ / 64, 0);
+    q.expected = psn, q.behind_valid = 0, ahead = 0;
+    for (Message& m : q.messages) m.valid = false;
+    ++q.counters.psn_resyncs, ++total_.psn_resyncs;
+  }
+  const Psn r = classify_psn(q, psn, ahead);
+  q.refused_run = r == Psn::duplicate || r == Psn::stale ? q.refused_run + 1 : 0;
+  return r;
+}
+
+RoceDecoder::Psn RoceDecoder::classify_psn(Qp& q, uint32_t psn, uint32_t ahead) noexcept {
   if (ahead < kPsnHalf) {
     // New: the `ahead` PSNs skipped are lost until they come; their bits are cleared.
     q.counters.psn_lost += ahead;

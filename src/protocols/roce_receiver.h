@@ -6,7 +6,7 @@
 //   parse (BTH, RETH, ImmDt: roce::parse)           -> malformed
 //   ICRC (options.check_icrc; needs the IP header)   -> no_headers, bad_icrc
 //   destination QP one of options.queue_pairs        -> unknown_qp
-//   PSN (per QP, 24 bits, psn_window behind)         -> psn_duplicate, psn_stale
+//   PSN (per QP, 24 bits, psn_window behind)         -> psn_duplicate, psn_stale (kResyncAfter in a row: followed)
 //   SEND ONLY                                        -> send (no receive buffers: counted)
 //   rkey (RETH)                                      -> bad_rkey
 //   VA - base_va inside a slot                       -> out_of_window
@@ -51,6 +51,7 @@ struct RoceCounters {
   uint64_t psn_lost = 0;       // PSNs skipped and not (yet) received: a late one takes itself off
   uint64_t psn_out_of_order = 0;  // packets accepted behind a newer PSN (placed as usual)
   uint64_t frames_ended = 0;   // WRITEs with immediate accepted (each ends a frame)
+  uint64_t psn_resyncs = 0;    // restarts followed (kResyncAfter refused PSNs in a row: a sensor restarted)
 
   uint64_t dropped() const noexcept {
     return bad_icrc + no_headers + unknown_qp + bad_rkey + out_of_window + no_first + psn_duplicate + psn_stale +
@@ -78,6 +79,12 @@ class RoceDecoder final : public Decoder {
  private:
   static constexpr unsigned kMessages = 4;  // recent multi-packet messages per QP (reordered MIDDLE / LAST)
   static constexpr unsigned kFrames = 4;    // recent frames per QP whose furthest byte is known
+ public:
+  // Duplicate or stale PSNs in a row after which the QP takes the next one as new (a sensor
+  // that restarted its PSNs; a UC responder follows any PSN at once).
+  static constexpr uint32_t kResyncAfter = 16;
+
+ private:
 
   struct Message {
     bool valid = false;
@@ -102,6 +109,7 @@ class RoceDecoder final : public Decoder {
     uint32_t expected = 0;
     uint32_t behind_valid = 0;  // PSNs behind expected that the QP had (0 until its first packet)
     uint64_t* seen = nullptr;   // into psn_bits_
+    uint32_t refused_run = 0;   // duplicate or stale PSNs in a row
     // Frames: newest frame of an in-order packet, and whether its immediate came.
     bool any_frame = false;
     bool newest_ended = false;
@@ -115,6 +123,7 @@ class RoceDecoder final : public Decoder {
   Qp* find(uint32_t qpn) noexcept;
   const char* check_icrc(std::span<const std::byte> frame) const noexcept;
   Psn check_psn(Qp& q, uint32_t psn) noexcept;
+  Psn classify_psn(Qp& q, uint32_t psn, uint32_t ahead) noexcept;  // ahead: psn - expected, 24 bits
   bool frame_of(Qp& q, uint64_t slot, bool in_order, uint64_t* frame) noexcept;
   void place_write(Qp& q, const roce::Packet& pk, std::span<const std::byte> first, bool in_order,
                    Decoded& out) noexcept;

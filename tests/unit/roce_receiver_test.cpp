@@ -201,7 +201,7 @@ uint64_t item(const gpu::FrameMeta& m, uint64_t id) {
 struct Expect {
   uint64_t placed = 0, metadata = 0, send = 0, bad_icrc = 0, no_headers = 0, unknown_qp = 0, bad_rkey = 0,
            out_of_window = 0, no_first = 0, psn_duplicate = 0, psn_stale = 0, malformed = 0, psn_lost = 0,
-           psn_out_of_order = 0, frames_ended = 0;
+           psn_out_of_order = 0, frames_ended = 0, psn_resyncs = 0;
 };
 void expect_counters(const RoceCounters& c, const Expect& e) {
   EXPECT_EQ(c.placed, e.placed);
@@ -219,6 +219,7 @@ void expect_counters(const RoceCounters& c, const Expect& e) {
   EXPECT_EQ(c.psn_lost, e.psn_lost);
   EXPECT_EQ(c.psn_out_of_order, e.psn_out_of_order);
   EXPECT_EQ(c.frames_ended, e.frames_ended);
+  EXPECT_EQ(c.psn_resyncs, e.psn_resyncs);
 }
 
 // Frames of 8 KiB as HSB writes them (8 WRITE ONLY of 1 KiB, the last with immediate).
@@ -456,6 +457,30 @@ TEST(roce_sw_receiver, StaleBehindThePsnWindowAndBeforeTheFirstPsn) {
   feed(w[1]);   // 98 behind: outside a window of 64
   feed(w[40]);  // 60 behind: late but within the window
   expect_counters(dec.counters(), {.placed = 3, .psn_stale = 2, .psn_lost = 97, .psn_out_of_order = 1});
+}
+
+TEST(roce_sw_receiver, RestartedSensorIsFollowedAfterSixteenRefusedPsns) {
+  HsbStream s(3);  // PSNs 100..123
+  Sensor again(100);  // restarts its PSNs and frames
+  std::map<uint64_t, Wire> truth;
+  for (uint64_t f = 0; f < 3; ++f) {
+    truth[f] = pattern(50 + f, 8192);
+    append(s.wires, hsb_frame(again, f, HsbStream::kSlots, 8192, truth[f], 1024));
+  }
+  HostFrames hf(roce_config(HsbStream::kSlots, HsbStream::kFrame));
+  const auto got = run(hf, s.wires);
+  // PSNs 100..114 again are duplicates; the 16th (115, its frame 1's immediate) resyncs. Frame
+  // numbers go on forward: its frame 1 (slot 1) is frame 4, its frame 2 frame 5.
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(got[3].meta.frame, 4u);
+  EXPECT_FALSE(got[3].complete);
+  EXPECT_EQ(got[3].meta.bytes_present, 1024u);
+  EXPECT_EQ(got[4].meta.frame, 5u);
+  EXPECT_TRUE(got[4].complete);
+  EXPECT_EQ(got[4].bytes, truth[2]);
+  const RoceCounters& c = roce_of(hf).counters();
+  expect_counters(c, {.placed = 33, .psn_duplicate = 15, .frames_ended = 5, .psn_resyncs = 1});
+  EXPECT_TRUE(accounted(hf, 48));
 }
 
 TEST(roce_sw_receiver, MetadataRecordIsKeptAsItemsNotPlaced) {
