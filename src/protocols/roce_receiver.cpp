@@ -226,7 +226,13 @@ void RoceDecoder::place_write(Qp& q, const roce::Packet& pk, std::span<const std
     const uint64_t in = off % q.cfg.stride;
     // The record lies anywhere in its slot's stride (HSB: after the frame); frame bytes within slot_size.
     const uint64_t limit = fresh.metadata ? q.cfg.stride : q.cfg.slot_size;
-    if (pk.reth.rkey != q.cfg.rkey) fresh.refused = &RoceCounters::bad_rkey, fresh.why = kBadRkey;
+    if (pk.reth.length == 0 && pk.position == roce::Position::only && pk.payload_bytes == 0) {
+      // No bytes: neither rkey nor VA is checked (IBTA C9-88, as rxe does; senders may leave
+      // them 0). Typically a frame's end (with immediate): the newest frame's.
+      fresh.frame = q.newest, fresh.offset = 0;
+      if (!q.any_frame) fresh.refused = &RoceCounters::out_of_window, fresh.why = kBeforeFirstFrame;
+      m = &fresh;
+    } else if (pk.reth.rkey != q.cfg.rkey) fresh.refused = &RoceCounters::bad_rkey, fresh.why = kBadRkey;
     else if (pk.reth.va < q.cfg.base_va || off >= q.window || in > limit || pk.reth.length > limit - in)
       fresh.refused = &RoceCounters::out_of_window, fresh.why = kOutOfWindow;
     else if (pk.position == roce::Position::only && pk.payload_bytes != pk.reth.length)
@@ -235,7 +241,7 @@ void RoceDecoder::place_write(Qp& q, const roce::Packet& pk, std::span<const std
       fresh.refused = &RoceCounters::malformed, fresh.why = kFirstSize;
     else if (!frame_of(q, off / q.cfg.stride, in_order, &fresh.frame))
       fresh.refused = &RoceCounters::out_of_window, fresh.why = kBeforeFirstFrame;
-    fresh.offset = in;
+    if (!m) fresh.offset = in;
     if (pk.position == roce::Position::first) {
       q.messages[q.next_message] = fresh;
       q.next_message = (q.next_message + 1) % kMessages;

@@ -588,6 +588,33 @@ TEST(roce_sw_receiver, IcrcOverVlanAndIpv6Headers) {
   }
 }
 
+TEST(roce_sw_receiver, ZeroLengthWriteWithImmediateEndsTheNewestFrameWithoutRkeyOrVa) {
+  // One slot: frames are told apart by their immediates alone.
+  RoceDecoder dec(roce_config(1, 4096, 0, 0).roce, 4096);
+  Sensor s(0);
+  Decoded d;
+  const auto feed = [&](const Wire& x) {
+    const auto u = detail::find_udp_payload(x.data(), static_cast<uint32_t>(x.size()));
+    dec.decode_packet(x, std::span(x).subspan(u.offset), u.size, d);
+  };
+  feed(s.write(kBase, pattern(0, 3072))[0]);  // its FIRST only
+  feed(s.write(kBase + 3072, pattern(0, 512))[0]);
+  EXPECT_EQ(d.spans[0].frame, 0u);
+  s.rkey = 0;
+  feed(s.packet(roce::Opcode::uc_write_only_imm, {}, 0, 0, 0xABCD));  // VA 0, rkey 0, no bytes
+  EXPECT_EQ(d.verdict, Verdict::data);
+  EXPECT_EQ(d.nspans, 0);
+  EXPECT_TRUE(d.marker);
+  EXPECT_EQ(d.frame_bytes, 3584u);
+  ASSERT_EQ(d.nitems, 1);
+  EXPECT_EQ(d.items[0].value, 0xABCDu);
+  s.rkey = kRkey;
+  feed(s.write(kBase, pattern(1, 512))[0]);
+  EXPECT_EQ(d.spans[0].frame, 1u);  // the next frame in the one slot
+  // The FIRST's MIDDLE and LAST never came: lost, and the FIRST alone was placed.
+  expect_counters(dec.counters(), {.placed = 4, .psn_lost = 2, .frames_ended = 1});
+}
+
 TEST(roce_sw_receiver, SendOnlyIsCountedNotPlaced) {
   Sensor s(0);
   const Wire send = s.packet(roce::Opcode::uc_send_only, pattern(0, 64));
