@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   netdaq::cli::add_check_command(app, &exit_code);
   netdaq::cli::add_replay_command(app, &exit_code);
   netdaq::cli::add_roce_recv_command(app, &exit_code);
+  netdaq::cli::add_roce_send_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
