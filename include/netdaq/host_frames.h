@@ -48,6 +48,7 @@ struct RoceQueuePairStats {
   uint64_t bad_icrc = 0, no_headers = 0, unknown_qp = 0, bad_rkey = 0, out_of_window = 0, no_first = 0,
            psn_duplicate = 0, psn_stale = 0, malformed = 0;
   uint64_t psn_lost = 0, psn_out_of_order = 0, frames_ended = 0;
+  uint64_t psn_resyncs = 0;  // a restarted sensor followed (16 refused PSNs in a row)
 };
 
 struct HostFrameStats {

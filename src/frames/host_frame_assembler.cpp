@@ -20,6 +20,7 @@ RoceQueuePairStats roce_stats(uint32_t qpn, const protocols::RoceCounters& c, ui
   s.out_of_window = c.out_of_window, s.no_first = c.no_first, s.psn_duplicate = c.psn_duplicate;
   s.psn_stale = c.psn_stale, s.malformed = c.malformed;
   s.psn_lost = c.psn_lost, s.psn_out_of_order = c.psn_out_of_order, s.frames_ended = c.frames_ended;
+  s.psn_resyncs = c.psn_resyncs;
   return s;
 }
 

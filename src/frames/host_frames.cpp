@@ -6,23 +6,9 @@
 #include "gpu/host/packet_fields.h"
 
 namespace netdaq::frames {
-namespace {
-
-gpu::SpanTrackerConfig tracker_config(const ReorderConfig& cfg) {
-  gpu::SpanTrackerConfig t;
-  t.frame_bytes = protocols::frame_bytes_of(cfg);
-  t.granule = protocols::granule_of(cfg);
-  t.max_open_frames = cfg.max_open_frames;
-  t.frame_buffers = cfg.frame_buffers;
-  t.max_streams = cfg.max_streams;
-  t.timeout_ns = uint64_t{cfg.frame_timeout_us} * 1000;
-  return t;
-}
-
-}  // namespace
 
 HostFrames::HostFrames(const ReorderConfig& cfg)
-    : decoder_(protocols::make_decoder(cfg)), tracker_(tracker_config(cfg)), frame_bytes_(protocols::frame_bytes_of(cfg)) {
+    : decoder_(protocols::make_decoder(cfg)), tracker_(gpu::span_tracker_config(cfg)), frame_bytes_(protocols::frame_bytes_of(cfg)) {
   mem_.assign(frame_bytes_ * cfg.frame_buffers, std::byte{0});
 }
 

@@ -164,14 +164,7 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
     frame_bytes = out_of(frame_in_bytes);
     out_slot_bytes = static_cast<uint32_t>(std::min<uint64_t>(out_of(in_bytes), UINT32_MAX));
     decoder = protocols::make_decoder(cfg);
-    SpanTrackerConfig t;
-    t.frame_bytes = frame_in_bytes;
-    t.granule = protocols::granule_of(cfg);
-    t.max_open_frames = cfg.max_open_frames;
-    t.frame_buffers = cfg.frame_buffers;
-    t.max_streams = cfg.max_streams;
-    t.timeout_ns = uint64_t{cfg.frame_timeout_us} * 1000;
-    spans = std::make_unique<SpanTracker>(t);
+    spans = std::make_unique<SpanTracker>(span_tracker_config(cfg));
   } else {
     in_bytes = cfg.payload_size;
     out_slot_bytes = static_cast<uint32_t>(converted_bytes(in_bytes, cfg.input, cfg.output));

@@ -204,6 +204,9 @@ void RoceDecoder::end_frame(Qp& q, uint64_t frame, bool in_order, uint32_t imm, 
   if (out.nitems < kMaxItems) out.items[out.nitems++] = Item{roce::kImmediateItem, imm};
   const FrameEnd& e = q.ends[frame % kFrames];
   out.frame_bytes = e.frame == frame ? e.furthest : 0;
+  // No bytes with the end (HSB's record, a WRITE with immediate of none): a span of none
+  // tells the tracker where the frame ends (SpanTracker::place).
+  if (out.nspans == 0) out.nspans = 1, out.spans[0] = Span{frame, out.frame_bytes, 0, 0};
   if (in_order && frame == q.newest) q.newest_ended = true;
   accept(q, &RoceCounters::frames_ended);
 }

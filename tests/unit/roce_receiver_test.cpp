@@ -500,7 +500,7 @@ TEST(roce_sw_receiver, MetadataRecordIsKeptAsItemsNotPlaced) {
     for (int i = 0; i < 128; ++i) record[i] = static_cast<std::byte>(f * 16 + i);
     append(wires, s.write(kBase + (f % 2) * 12288 + 8192, record, static_cast<uint32_t>(0x100 + f)));
   }
-  // The decoder's view of the last record: no span, the frame's end, its words as items.
+  // The decoder's view of the last record: a span of no bytes where the frame ends, its words as items.
   RoceDecoder dec(c.roce, 8192);
   Decoded d;
   for (const Wire& x : wires) {
@@ -508,7 +508,9 @@ TEST(roce_sw_receiver, MetadataRecordIsKeptAsItemsNotPlaced) {
     dec.decode_packet(x, std::span(x).subspan(u.offset), u.size, d);
   }
   EXPECT_EQ(d.verdict, Verdict::data);
-  EXPECT_EQ(d.nspans, 0);
+  ASSERT_EQ(d.nspans, 1);
+  EXPECT_EQ(d.spans[0].bytes, 0u);
+  EXPECT_EQ(d.spans[0].offset, 8192u);
   EXPECT_TRUE(d.marker);
   EXPECT_EQ(d.frame_bytes, 8192u);
   ASSERT_EQ(d.nitems, 1 + roce::kMetadataWords);
@@ -521,14 +523,20 @@ TEST(roce_sw_receiver, MetadataRecordIsKeptAsItemsNotPlaced) {
     EXPECT_EQ(d.items[1 + i].value, want) << i;
   }
   expect_counters(dec.counters(), {.placed = 32, .metadata = 4, .frames_ended = 4});
-  // Through host frames: the frames are the slot's bytes alone (they complete at slot_size).
+  // Through host frames: the frames are the bytes before the record, which ends each and
+  // whose immediate and words come with it.
   const auto got = run(hf, wires);
   ASSERT_EQ(got.size(), 4u);
   for (uint64_t f = 0; f < 4; ++f) {
     EXPECT_TRUE(got[f].complete) << f;
     EXPECT_EQ(got[f].bytes, truth[f]) << f;
+    ASSERT_EQ(got[f].meta.nitems, 1 + roce::kMetadataWords) << f;
+    EXPECT_EQ(got[f].meta.items[0].id, roce::kImmediateItem);
+    EXPECT_EQ(got[f].meta.items[0].value, 0x100 + f);
+    EXPECT_EQ(got[f].meta.items[1].id, roce::kMetadataItem);
+    EXPECT_EQ(got[f].meta.items[1].value >> 56, f * 16) << f;  // the record's first byte
   }
-  EXPECT_EQ(hf.counters().control, 4u);  // the records: nothing to place
+  EXPECT_EQ(hf.counters().control, 0u);
   EXPECT_TRUE(accounted(hf, 36));
 }
 
@@ -603,7 +611,9 @@ TEST(roce_sw_receiver, ZeroLengthWriteWithImmediateEndsTheNewestFrameWithoutRkey
   s.rkey = 0;
   feed(s.packet(roce::Opcode::uc_write_only_imm, {}, 0, 0, 0xABCD));  // VA 0, rkey 0, no bytes
   EXPECT_EQ(d.verdict, Verdict::data);
-  EXPECT_EQ(d.nspans, 0);
+  ASSERT_EQ(d.nspans, 1);  // no bytes: where the frame ends
+  EXPECT_EQ(d.spans[0].bytes, 0u);
+  EXPECT_EQ(d.spans[0].offset, 3584u);
   EXPECT_TRUE(d.marker);
   EXPECT_EQ(d.frame_bytes, 3584u);
   ASSERT_EQ(d.nitems, 1);

@@ -120,7 +120,8 @@ nlohmann::json roce_json(const RoceQueuePairStats& q) {
           {"bad_icrc", q.bad_icrc}, {"no_headers", q.no_headers}, {"unknown_qp", q.unknown_qp},
           {"bad_rkey", q.bad_rkey}, {"out_of_window", q.out_of_window}, {"no_first", q.no_first},
           {"psn_duplicate", q.psn_duplicate}, {"psn_stale", q.psn_stale}, {"malformed", q.malformed},
-          {"psn_lost", q.psn_lost}, {"psn_out_of_order", q.psn_out_of_order}, {"frames_ended", q.frames_ended}};
+          {"psn_lost", q.psn_lost}, {"psn_out_of_order", q.psn_out_of_order}, {"frames_ended", q.frames_ended},
+          {"psn_resyncs", q.psn_resyncs}};
 }
 
 int report(const RoceRecvOptions& o, const FrameTally& t, const HostFrameStats& s, double seconds) {

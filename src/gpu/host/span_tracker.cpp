@@ -28,6 +28,18 @@ StreamStats to_stream_stats(const StreamState& s) noexcept {
   return o;
 }
 
+SpanTrackerConfig span_tracker_config(const ReorderConfig& cfg) {
+  SpanTrackerConfig t;
+  t.frame_bytes = protocols::frame_bytes_of(cfg);
+  t.granule = protocols::granule_of(cfg);
+  t.max_open_frames = cfg.max_open_frames;
+  t.frame_buffers = cfg.frame_buffers;
+  t.max_streams = cfg.max_streams;
+  t.timeout_ns = uint64_t{cfg.frame_timeout_us} * 1000;
+  t.wait_for_marker = cfg.mode == ReorderMode::roce && cfg.roce.metadata_bytes > 0;
+  return t;
+}
+
 SpanTracker::SpanTracker(const SpanTrackerConfig& cfg) : cfg_(cfg) {
   const auto bad = [](const std::string& what) { throw Error(Errc::invalid_config, "span tracker: " + what); };
   if (cfg.frame_bytes == 0) bad("frame_bytes must be at least 1");
@@ -136,6 +148,18 @@ SpanTracker::Open* SpanTracker::frame_of(uint32_t s, uint64_t frame, uint64_t no
 }
 
 // Marks the span's granules in frame o (its buffer set); the frame's size is `size`.
+// The packet's immediate items go with the frame (a later value of an id replaces the earlier).
+void SpanTracker::keep_items(FrameMeta& m, const Decoded& d) noexcept {
+  for (unsigned k = 0; k < d.nitems; ++k) {
+    uint32_t j = 0;
+    while (j < m.nitems && m.items[j].id != d.items[k].id) ++j;
+    if (j < protocols::kMaxItems) {
+      m.items[j] = FrameItem{d.items[k].id, d.items[k].value};
+      if (j == m.nitems) ++m.nitems;
+    }
+  }
+}
+
 SpanOutcome SpanTracker::mark(Open& o, const Span& sp, uint64_t size) noexcept {
   const uint64_t g = cfg_.granule, end = sp.offset + sp.bytes;
   const char* why = sp.bytes == 0            ? "a span of no bytes"
@@ -166,7 +190,7 @@ uint32_t SpanTracker::place(const Decoded& d, uint64_t stream_key, uint64_t now_
   }
   SpanStats& st = streams_[s].stats;
   ++st.packets;
-  uint32_t placed = 0;
+  uint32_t placed = 0, ends = 0;  // spans to copy; ends with no bytes (nothing to copy)
   SpanOutcome first_failure = SpanOutcome::malformed;
   bool failed = false;
   for (unsigned i = 0; i < d.nspans; ++i) {
@@ -202,6 +226,15 @@ uint32_t SpanTracker::place(const Decoded& d, uint64_t stream_key, uint64_t now_
       } else if (learnt && learnt < o->max_end) {
         why = SpanOutcome::malformed;
         last_malformed_ = "a frame size (said, or where its marker ends) below bytes already placed in it";
+      } else if (last && sp.bytes == 0) {
+        // An end with no bytes (RoCE: a WRITE with immediate of none, HSB's end-of-window
+        // record): the frame ends where the span says (else at frame_bytes), with its items.
+        if (said) m.size = said;
+        if (!m.size) m.size = sp.offset ? sp.offset : cfg_.frame_bytes;
+        keep_items(m, d);
+        ++ends;
+        o->ended = true;
+        close_ready(s);
       } else {
         if (said) m.size = said;
         const uint64_t size = m.size ? m.size : last ? sp.offset + sp.bytes : cfg_.frame_bytes;
@@ -215,18 +248,11 @@ uint32_t SpanTracker::place(const Decoded& d, uint64_t stream_key, uint64_t now_
             m.timestamp_frac = d.timestamp_frac;
             m.timestamp_offset = sp.offset;
           }
-          for (unsigned k = 0; k < d.nitems; ++k) {
-            uint32_t j = 0;
-            while (j < m.nitems && m.items[j].id != d.items[k].id) ++j;
-            if (j < protocols::kMaxItems) {
-              m.items[j] = FrameItem{d.items[k].id, d.items[k].value};
-              if (j == m.nitems) ++m.nitems;
-            }
-          }
+          keep_items(m, d);
           out[placed++] = PlacedSpan{o->buffer, sp.offset, sp.packet_offset, sp.bytes};
           hot_ = o, hot_stream_ = s, hot_raw_ = sp.frame, hot_frame_ = frame;
           const uint64_t total = granules_of(m.size ? m.size : cfg_.frame_bytes);
-          if (last || o->granules == total) {
+          if (last || (o->granules == total && !cfg_.wait_for_marker)) {
             if (!m.size) m.size = cfg_.frame_bytes;
             o->ended = true;
             close_ready(s);
@@ -236,7 +262,7 @@ uint32_t SpanTracker::place(const Decoded& d, uint64_t stream_key, uint64_t now_
     }
     if (why != SpanOutcome::placed && !failed) first_failure = why, failed = true;
   }
-  SpanOutcome result = placed ? SpanOutcome::placed : failed ? first_failure : SpanOutcome::malformed;
+  SpanOutcome result = placed || ends ? SpanOutcome::placed : failed ? first_failure : SpanOutcome::malformed;
   *outcome = result;
   uint64_t SpanStats::*counter = nullptr;
   switch (result) {

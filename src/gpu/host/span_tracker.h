@@ -26,7 +26,13 @@ struct SpanTrackerConfig {
   uint32_t frame_buffers = 8;    // shared by every stream; >= max_open_frames x max_streams
   uint32_t max_streams = 1;
   uint64_t timeout_ns = 10'000'000;
+  // A frame whose every byte came stays open until its marker (or timeout, or newer frames):
+  // the marker brings metadata after the bytes (RoCE: HSB's end-of-window record).
+  bool wait_for_marker = false;
 };
+
+// The tracker of a span-mode reorder config (frame_bytes, granule, window, streams, timeout).
+SpanTrackerConfig span_tracker_config(const ReorderConfig& cfg);
 
 // Why a packet was not placed, or placed. A packet counts once: placed when any span was.
 enum class SpanOutcome : uint8_t { placed, duplicate, late, no_buffer, malformed, no_stream };
@@ -102,7 +108,7 @@ class SpanTracker {
         ((sp.offset | end) & granule_mask_) || sp.bytes == 0)
       return false;
     const uint64_t first = sp.offset >> shift_, last = end >> shift_;
-    if (o->granules + (last - first) >= ((size + granule_mask_) >> shift_)) return false;  // completes it
+    if (o->granules + (last - first) >= ((size + granule_mask_) >> shift_)) return false;  // completes it (place() decides)
     uint64_t* bits = &bits_[size_t{o->buffer} * words_];
     if (!set_if_clear(bits, first, last)) return false;  // a duplicate: place() counts it
     o->granules += last - first;
@@ -156,6 +162,7 @@ class SpanTracker {
   void advance_to(uint32_t s, uint64_t new_base) noexcept;
   void close(uint32_t s, Open& o) noexcept;
   void close_ready(uint32_t s) noexcept;
+  static void keep_items(FrameMeta& m, const protocols::Decoded& d) noexcept;
   SpanOutcome mark(Open& o, const protocols::Span& sp, uint64_t size) noexcept;
   uint64_t granules_of(uint64_t bytes) const noexcept {
     return shift_ >= 0 ? (bytes + granule_mask_) >> shift_ : (bytes + cfg_.granule - 1) / cfg_.granule;
