@@ -71,6 +71,12 @@ std::vector<Bytes> capture_roce(int fd, size_t count, std::chrono::milliseconds 
   return out;
 }
 
+// Closes a capture socket also when an assertion ends the test early.
+struct Fd {
+  int fd;
+  ~Fd() { ::close(fd); }
+};
+
 // An AF_PACKET socket on A's veth for IPv4 frames, with room for every frame of a test.
 int open_capture(NetnsLab& lab) {
   return lab.run_in(lab.a().ns, [&] {
@@ -149,13 +155,12 @@ TEST_P(RoceSensorAfxdp, roce_sw_EveryPacketArrivesWithItsIcrcPsnAndBytes) {
   sensors::RoceSensor sensor(c);
   ASSERT_EQ(sensor.packets_per_frame(), kPerFrame);
 
-  const int cap = open_capture(lab);
+  const Fd cap{open_capture(lab)};
 
   const uint64_t total = uint64_t{kFrames} * kPerFrame;
   auto tx = send_stream(lab, sensor, total);
   auto& q = tx->tx_queue("x0");
-  const std::vector<Bytes> got = capture_roce(cap, total, 10s);
-  ::close(cap);
+  const std::vector<Bytes> got = capture_roce(cap.fd, total, 10s);
   ASSERT_EQ(got.size(), total) << "every packet arrives once";
 
   uint32_t psn = c.qp.psn;
@@ -271,7 +276,7 @@ TEST(RoceSendCli, roce_sw_SendsWhatItReportsPaced) {
                                 << "interfaces:\n  - name: sensor\n    engine: afxdp\n    address: " << lab.b().veth
                                 << "\n    tx:\n      queues:\n        - {id: 0, memory_regions: [umem]}\n"
                                 << "    afxdp: {tx_raw_frames: true}\n";
-  const int cap = open_capture(lab);
+  const Fd cap{open_capture(lab)};
   std::string out;
   const int rc = lab.exec_in(lab.b().ns,
                              {NETDAQ_CLI, "roce-send", base + ".yaml", "--peer", base + ".peer.json", "--frames", "600",
@@ -292,8 +297,7 @@ TEST(RoceSendCli, roce_sw_SendsWhatItReportsPaced) {
   // at once, so at least 1.07 s.
   EXPECT_GE(j["seconds"].get<double>(), 1.0) << out;
   EXPECT_LE(j["mbps"].get<double>(), 10 * 1.5) << out;
-  const std::vector<Bytes> got = capture_roce(cap, 1800, 10s);
-  ::close(cap);
+  const std::vector<Bytes> got = capture_roce(cap.fd, 1800, 10s);
   ASSERT_EQ(got.size(), 1800u);
   uint64_t bytes = 0, bad = 0;
   for (size_t i = 0; i < got.size(); ++i) {

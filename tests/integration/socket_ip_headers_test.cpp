@@ -103,6 +103,7 @@ TEST(SocketIpHeaders, roce_sw_FrameIsTheReceivedIpUdpHeaderAndPayloadIntact) {
 
   const uint64_t unreach0 = snmp(lab, lab.a().ns, "Icmp", "OutDestUnreachs");
   const uint64_t noports0 = snmp(lab, lab.a().ns, "Udp", "NoPorts");
+  const uint64_t inerrors0 = snmp(lab, lab.a().ns, "Udp", "InErrors");
   // All datagrams first, so they wait in the socket and recvmmsg takes them in batches.
   lab.run_in(lab.b().ns, [&] {
     Socket s = Socket::udp();
@@ -161,6 +162,9 @@ TEST(SocketIpHeaders, roce_sw_FrameIsTheReceivedIpUdpHeaderAndPayloadIntact) {
   // NoPorts counts each datagram to a port nobody holds; the ICMP replies are rate limited
   // (icmp_ratelimit's burst), so at least one and at most one per such datagram.
   EXPECT_EQ(snmp(lab, lab.a().ns, "Udp", "NoPorts") - noports0, kOther);
+  // The port's UDP socket drops its copy of each datagram (its queue stays empty): the
+  // kernel counts those in InErrors, as docs/socket-engine.md says.
+  EXPECT_EQ(snmp(lab, lab.a().ns, "Udp", "InErrors") - inerrors0, kCount);
   const uint64_t unreach = snmp(lab, lab.a().ns, "Icmp", "OutDestUnreachs") - unreach0;
   EXPECT_GE(unreach, 1u);
   EXPECT_LE(unreach, kOther);
