@@ -8,6 +8,8 @@
 #     module fails them (NETDAQ_REQUIRE_TAP_FLOWS=1).
 #   - GroDrops.*: the socket engine's per-datagram GRO drop counter on an older kernel, whose
 #     udp_fail_queue_rcv_skb tracepoint has no skb (it then loads its fexit program instead).
+#   - Software RoCE (roce-sw-check.sh): rxe against netdaq's RoCEv2 receiver and sensor emulator
+#     (issue 32), over a veth pair whose netdaq end is in a namespace of its own.
 #   - RDMA: Soft-RoCE (rdma_rxe) between two devices over a veth pair (rdma-lab.sh): rdma-core's
 #     and perftest's own tools (rdma-peers-check.sh), then netdaq's RDMA tests
 #     (tests/integration/rdma/) and `netdaq run examples/rdma-pair.yaml`, when the rdma engine
@@ -23,6 +25,9 @@ set_tests_properties(guest_kernel_prepare PROPERTIES FIXTURES_SETUP guest_kernel
 set(NETDAQ_GUEST_PARTS --gro $<TARGET_FILE:netdaq_integration_tests>)
 if("dpdk" IN_LIST NETDAQ_ENGINES)
   list(APPEND NETDAQ_GUEST_PARTS --dpdk $<TARGET_FILE:netdaq_integration_tests>)
+endif()
+if("afxdp" IN_LIST NETDAQ_ENGINES)  # the software RoCE path against rxe: afxdp receives and sends
+  list(APPEND NETDAQ_GUEST_PARTS --roce-sw $<TARGET_FILE:netdaq_cli>)
 endif()
 if(TARGET netdaq_rdma_tests)
   list(APPEND NETDAQ_GUEST_PARTS --rdma $<TARGET_FILE:netdaq_rdma_tests> $<TARGET_FILE:netdaq_cli>)

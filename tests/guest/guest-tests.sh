@@ -7,6 +7,9 @@
 #                then BIN (netdaq's RDMA tests) and `CLI run examples/rdma-pair.yaml` in the
 #                same lab (rdma-netdaq.sh)
 #   --rdma-peers rdma-core's tools only (a build without the rdma engine)
+#   --roce-sw CLI  netdaq's software RoCE path against rxe (roce-sw-check.sh): rxe's writes
+#                become frames (afxdp, frames: host), losses on the wire counted exactly, and
+#                `CLI roce-send`'s packets taken by rxe, a bad ICRC refused
 #   --gro BIN    BIN's GroDrops.* tests on Debian's stock kernel, where the GRO drop counter
 #                loads its fexit program (the dev kernel takes the tracepoint one), as they
 #                check (NETDAQ_EXPECT_GRO_HOOK=fexit)
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
     --dpdk) run_part dpdk-tap env NETDAQ_REQUIRE_TAP_FLOWS=1 "$here/gtest-run.sh" "$dpdk_tap_tests" "$2" '--gtest_filter=DpdkTap.*-DpdkTap.FlowsAreRefused*'; shift 2 ;;
     --rdma) run_part rdma "$here/rdma-peers-check.sh" -- "$here/rdma-netdaq.sh" "$rdma_tests" "$2" "$3"; shift 3 ;;
     --rdma-peers) run_part rdma-peers "$here/rdma-peers-check.sh"; shift ;;
+    --roce-sw) run_part roce-sw "$here/roce-sw-check.sh" "$2"; shift 2 ;;
     # The guest's 6.1 kernel: the GRO drop counter must load its fexit program (a kernel that
     # took the tracepoint instead fails the run: gro_drops_test.cpp).
     --gro) run_part gro-drops env NETDAQ_EXPECT_GRO_HOOK=fexit "$here/gtest-run.sh" "$gro_tests" "$2" '--gtest_filter=*/GroDrops.*'; shift 2 ;;

@@ -14,10 +14,10 @@
 #    presence bits clear), every byte present is right.
 # 3. rxe receives: `CLI roce-send` (the sensor emulator, afxdp raw frames) writes messages
 #    into a UC queue pair fpga_peer.py made on rxe; rxe checks every ICRC, fpga_peer.py checks
-#    every byte and immediate. Before every 4th message the emulator sends a copy with a wrong
-#    ICRC and other bytes under the same PSN: had rxe taken it, the good one would be a
-#    duplicate and the bytes wrong. rxe's rcvd_pkts counts the good packets only, the veth
-#    delivered the bad ones too, and the kernel log says "bad ICRC".
+#    every byte and immediate. One packet (a message's FIRST) goes with a wrong ICRC: rxe
+#    refuses it (so, UC, that whole message: the one gap fpga_peer.py expects), and its
+#    rcvd_pkts (counted after the ICRC check) counts every packet but that one, the veth having
+#    delivered all.
 # Exit 0 when all passed; each part prints PASS/FAIL lines. Every run is bounded.
 . "$(dirname "$0")/../../scripts/lib/ci.sh"  # netdaq_in_ci
 set -uo pipefail
@@ -147,46 +147,57 @@ EOF
 rxe_counter() { local out; out=$(rdma statistic show link "$NDQ_ROCE_DEV/1"); [[ $out =~ \ $1\ ([0-9]+) ]] && echo "${BASH_REMATCH[1]}"; }
 veth_rx() { local n; read -r n < "/sys/class/net/$NDQ_ROCE_NETDEV_A/statistics/rx_packets"; echo "$n"; }
 
-# netdaq's emulator -> rxe; every 4th message preceded by a copy with a bad ICRC.
+# netdaq's emulator -> rxe. Packet 37 (message 12's FIRST) goes with a wrong ICRC: rxe must
+# refuse it, and with it (UC) the rest of message 12; fpga_peer.py expects exactly that gap.
 rxe_receives() {
-  local name=emulator-to-rxe d=$work/emulator rc_recv rc_send
+  local name=emulator-to-rxe d=$work/emulator rc_recv rc_send n
+  local bad_every=37 gap=12
   mkdir -p "$d"
   cat > "$d/tx.yaml" <<EOF
 memory_regions:
-  - {name: umem, kind: host, buf_size: 4096, num_bufs: 2048}
+  - {name: umem, kind: host, buf_size: 2048, num_bufs: 8192}
 interfaces:
   - name: sensor
     engine: afxdp
     address: $NDQ_ROCE_NETDEV_B
     tx:
       queues:
-        - {id: 0, batch_size: 32, ring_depth: 8, memory_regions: [umem]}
-      destination: udp://$NDQ_ROCE_IP_A:4791
-    afxdp: {attach: auto, mode: auto, raw_frames: true, dst_mac: "$NDQ_ROCE_MAC_A"}
+        - {id: 0, memory_regions: [umem]}
+    afxdp: {tx_raw_frames: true}
 EOF
-  local rcvd0 veth0 bad
+  # (32 slots: a slot for every message, as the sensor does not wait for the receiver's checks.)
+  # The sender's side of the QP file for fpga_peer.py: its GID and PSN (a UC sender's QPN is
+  # not on the wire).
+  echo "{\"gid\": \"::ffff:$NDQ_ROCE_IP_B\", \"tx\": [{\"qpn\": 512, \"psn\": 0}]}" > "$d/netdaq-qp.json"
+  local rcvd0 veth0
   rcvd0=$(rxe_counter rcvd_pkts) veth0=$(veth_rx)
-  dmesg -c > /dev/null 2>&1
   timeout "$limit" "$py" "$peer" recv --device "$NDQ_ROCE_DEV" --gid-index "$NDQ_ROCE_GID_INDEX" --local "$d/fpga.json" \
-    --peer "$d/netdaq-qp.json" --transport uc --op write_imm --count "$frames" --size "$size" --slots 8 --timeout "$limit" &
+    --peer "$d/netdaq-qp.json" --transport uc --op write_imm --count "$frames" --size "$size" --slots 32 \
+    --gap "$gap" --timeout "$limit" &
   local recv_pid=$!
+  # fpga_peer.py publishes its ring once its QP is ready to receive.
+  for ((n = 0; n < 600; n++)); do
+    [ -s "$d/fpga.json" ] && [[ $(< "$d/fpga.json") == *'"rx"'* ]] && break
+    sleep 0.1
+  done
   timeout "$limit" ip netns exec "$NDQ_ROCE_NS" "$cli" roce-send "$d/tx.yaml" --peer "$d/fpga.json" \
-    --local-file "$d/netdaq-qp.json" --frames "$frames" --frame-bytes "$size" --op message --mtu 1024 \
-    --bad-icrc-every 4 --json > "$d/send.json"
+    --frames "$frames" --frame-bytes "$size" --op message --mtu 1024 --corrupt-icrc-every "$bad_every" \
+    --dst-mac "$NDQ_ROCE_MAC_A" --src-ip "$NDQ_ROCE_IP_B" --json > "$d/send.json"
   rc_send=$?
   wait "$recv_pid"
   rc_recv=$?
   cat "$d/send.json"
   [ "$rc_send" = 0 ] || { fail "$name: roce-send exit status $rc_send"; return; }
-  [ "$rc_recv" = 0 ] || { fail "$name: fpga_peer.py recv exit status $rc_recv (bytes or immediates wrong, or missing)"; return; }
-  local packets=$((frames * ((size + 1023) / 1024))) rcvd veth
-  bad=$(field "$d/send.json" bad_icrc_packets)
+  [ "$rc_recv" = 0 ] || { fail "$name: fpga_peer.py recv exit status $rc_recv (bytes or immediates wrong, or not the one gap)"; return; }
+  local packets=$((frames * ((size + 1023) / 1024))) bad rcvd veth
+  bad=$(field "$d/send.json" corrupted_icrc)
   rcvd=$(($(rxe_counter rcvd_pkts) - rcvd0)) veth=$(($(veth_rx) - veth0))
-  [ "$bad" -ge 1 ] || { fail "$name: the emulator sent no packet with a bad ICRC"; return; }
-  [ "$rcvd" = "$packets" ] || { fail "$name: rxe took $rcvd packets, $packets good ones were sent ($bad bad)"; return; }
-  [ "$veth" -ge $((packets + bad)) ] || { fail "$name: the veth delivered $veth packets, fewer than $packets + $bad"; return; }
-  dmesg | grep -q "bad ICRC" || { fail "$name: no 'bad ICRC' in the kernel log"; return; }
-  pass "$name: rxe took all $packets packets of $frames messages (bytes and immediates checked by fpga_peer.py) and refused $bad with a bad ICRC"
+  [ "$bad" = 1 ] || { fail "$name: the emulator sent $bad packets with a bad ICRC, 1 expected"; return; }
+  # rxe counts a packet received once its ICRC is right (before its own PSN checks).
+  [ "$rcvd" = $((packets - bad)) ] || { fail "$name: rxe took $rcvd packets of $packets ($bad with a bad ICRC)"; return; }
+  [ "$veth" -ge "$packets" ] || { fail "$name: the veth delivered $veth packets, fewer than the $packets sent"; return; }
+  # (Debian's 6.1 rxe drops it without a log line: its counters and the gap are the proof.)
+  pass "$name: rxe took every message but the one whose FIRST had a bad ICRC ($((frames - 1)) of $frames, bytes and immediates checked by fpga_peer.py); rxe counted $rcvd of the $packets packets the veth delivered"
 }
 
 rxe_sends rxe-to-netdaq 0
