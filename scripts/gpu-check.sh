@@ -19,6 +19,11 @@ fi
 # libpcap (netdaq capture): `apt-get download libpcap0.8-dev libpcap0.8 libdbus-1-3`, each
 # `dpkg -x` into .carry/pcap-root, plus .carry/lib/pkgconfig/libpcap.pc with
 # prefix=${pcfiledir}/../../pcap-root/usr (libdir ${prefix}/lib/x86_64-linux-gnu).
+# ISA-L (the RoCEv2 ICRC): .carry/include/isa-l, .carry/lib/libisal.so*, .carry/lib/pkgconfig/libisal.pc.
+if [ -e .carry/lib/pkgconfig/libisal.pc ]; then
+  export PKG_CONFIG_PATH=$PWD/.carry/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export LD_LIBRARY_PATH=$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 if [ -d .carry/pcap-root ]; then
   export PKG_CONFIG_PATH=$PWD/.carry/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   export LD_LIBRARY_PATH=$PWD/.carry/pcap-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/pcap-root/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

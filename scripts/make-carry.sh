@@ -3,6 +3,7 @@
 # package registry) beyond its own packages, from this Debian 12 machine's apt sources:
 # `apt-get download` + `dpkg -x` into a temporary directory, nothing installed here.
 #   .carry/include                 CLI11, nlohmann-json and DLPack (header-only)
+#   .carry/include/isa-l, lib/libisal.so*, lib/pkgconfig/libisal.pc   ISA-L (the RoCEv2 ICRC)
 #   .carry/pcap-root, lib/pkgconfig/libpcap.pc          libpcap (+ libdbus-1)
 #   .carry/httplib-root, lib/pkgconfig/cpp-httplib.pc   cpp-httplib (headers in .carry/include)
 #   .carry/rdma-root, rdma/pkgconfig/{libibverbs,librdmacm}.pc
@@ -67,6 +68,16 @@ mkdir -p "$carry"
 unpack "$tmp/hdr" libcli11-dev nlohmann-json3-dev libdlpack-dev
 mkdir -p "$carry/include"
 cp -a "$tmp/hdr/usr/include/CLI" "$tmp/hdr/usr/include/nlohmann" "$tmp/hdr/usr/include/dlpack" "$carry/include/"
+
+# ISA-L (the RoCEv2 ICRC, src/protocols/roce.cpp): headers and library where CMake's
+# find_path / find_library look under CMAKE_PREFIX_PATH=.carry, libisal.pc for netdaq-static.pc.
+unpack "$carry/isal-root" libisal-dev libisal2
+cp -a "$carry/isal-root/usr/include/isa-l" "$carry/isal-root/usr/include/isa-l.h" "$carry/include/"
+mkdir -p "$carry/lib"
+cp -a "$carry/isal-root/usr/lib/$arch"/libisal.so* "$carry/lib/"
+relocate "$carry/isal-root/usr/lib/$arch/pkgconfig/libisal.pc" "$carry/lib/pkgconfig/libisal.pc" '${pcfiledir}/../..'
+sed -i 's#^libdir=.*#libdir=${prefix}/lib#' "$carry/lib/pkgconfig/libisal.pc"
+rm -rf "$carry/isal-root"
 
 # libpcap (netdaq capture, the integration tests' pcap writer).
 unpack "$carry/pcap-root" libpcap0.8-dev libpcap0.8 libdbus-1-3
