@@ -39,12 +39,14 @@
 // (b) the frame buffer.
 //
 //   netdaq_bench_roce_sw [--payloads 1024,3072] [--packets N] [--rounds R] [--packets-per-frame P]
-//                        [--only s,n,p,a,c,b] [--cpu C] [--max-seconds S] [--json PATH] [--enforce]
+//                        [--only s,n,p,a,c,i,j,b] [--cpu C] [--max-seconds S] [--json PATH] [--enforce]
 //                        [--perf-ctl FIFO --perf-ack FIFO]
 // Diagnostics (no targets): (s-) "n": (s) with check_icrc false; (s+pf) "p": (s) with each
 // burst's frames prefetched before HostFrameAssembler::receive; (a') "c": the plain afxdp
 // receive copying the RoCE payload (after BTH/RETH) to its VA's place in a window of the same
 // size as (s)'s frame buffers, i.e. exactly the bytes and destinations (s) copies.
+// (a'+i) "i" / (a'+j) "j": (a') with each packet's ICRC checked (roce::icrc) before / after its
+// copy: the ICRC and the copy back to back, without the decoder and tracker in between.
 // --perf-ctl/--perf-ack: perf record --control=fifo:CTL,ACK -D -1 samples the timed drains only.
 // Exit status: 0 ok (targets reported; with --enforce a MISS exits 5), 1 setup error,
 // 3 a check failed (accounting, bytes, counters).
@@ -118,7 +120,7 @@ struct Options {
   uint32_t packets = 15360;  // per round (rounded to whole frames); < kRing
   uint32_t rounds = 7;
   uint32_t ppf = 64;
-  std::string only = "s,n,a,c,b";
+  std::string only = "s,n,a,c,i,b";
   int cpu = -1;
   double max_seconds = 300;
   std::string json;
@@ -364,10 +366,12 @@ class AfxdpReceiver : public Receiver {
           frames_->release(f);
         }
       } else if (aligned_) {  // diagnostic (c): the RoCE payload to its place in the window
-        for (const Packet& p : b) {
+        for (const Packet& p : b) {  // (i) / (j): with the ICRC checked before / after the copy
           const auto d = p.data();
           const size_t at = (n_copied_++ % (size_t(kSlots) * st_.ppf)) * st_.payload;
+          if (icrc_order_ == 1) check_icrc(p);
           std::memcpy(window_.data() + at, d.data() + roce::kBthBytes + roce::kRethBytes, st_.payload);
+          if (icrc_order_ == 2) check_icrc(p);
         }
         if (verify) check_packets(b);
         b.release();
@@ -390,6 +394,7 @@ class AfxdpReceiver : public Receiver {
   uint64_t drops() override { return q_.stats().total_drops(); }
   std::string verify_result() override {
     std::string r = errors_;
+    if (bad_icrc_) r += "bad ICRC " + std::to_string(bad_icrc_) + " ";
     if (roce_) {
       const HostFrameStats s = frames_->stats();
       const RoceQueuePairStats& t = s.roce.back();
@@ -407,7 +412,12 @@ class AfxdpReceiver : public Receiver {
     }
     return r;
   }
-  void copy_roce_payload() { aligned_ = true; }
+  void copy_roce_payload(int icrc_order = 0) { aligned_ = true, icrc_order_ = icrc_order; }
+  void check_icrc(const Packet& p) {
+    const auto f = p.frame();
+    const uint32_t want = roce::load_icrc(f.data() + f.size() - roce::kIcrcBytes);
+    if (roce::icrc(f.subspan(14, f.size() - 14 - roce::kIcrcBytes)) != want) ++bad_icrc_;
+  }
   HostFrameStats stats() const { return frames_ ? frames_->stats() : HostFrameStats{}; }
 
  private:
@@ -451,6 +461,8 @@ class AfxdpReceiver : public Receiver {
   RxQueue& q_;
   Stream st_;
   bool roce_, prefetch_, aligned_ = false;
+  int icrc_order_ = 0;
+  uint64_t bad_icrc_ = 0;
   size_t n_copied_ = 0;
   std::unique_ptr<HostFrameAssembler> frames_;
   std::vector<std::byte> window_;
@@ -651,7 +663,7 @@ int run(const Options& o) {
       CaseResult res;
     };
     std::vector<Live> live;
-    for (const std::string n : {"s", "n", "p", "a", "c", "b"}) {
+    for (const std::string n : {"s", "n", "p", "a", "c", "i", "j", "b"}) {
       if (o.only.find(n) == std::string::npos) continue;
       Live l;
       l.name = n;
@@ -673,8 +685,9 @@ int run(const Options& o) {
         });
       } else {
         l.port = kPortRoce;
-        auto ar = std::make_unique<AfxdpReceiver>(rxq, st, n != "a" && n != "c", n != "n", n == "p");
-        if (n == "c") ar->copy_roce_payload();
+        const bool plain = n == "a" || n == "c" || n == "i" || n == "j";
+        auto ar = std::make_unique<AfxdpReceiver>(rxq, st, !plain, n != "n", n == "p");
+        if (n == "c" || n == "i" || n == "j") ar->copy_roce_payload(n == "i" ? 1 : n == "j" ? 2 : 0);
         l.rx = std::move(ar);
       }
       live.push_back(std::move(l));
@@ -715,7 +728,7 @@ int run(const Options& o) {
         if (!rd.ok) std::printf("payload %u %s round %u FAILED: %s\n", payload, l.name.c_str(), r, rd.why.c_str());
       }
     for (Live& l : live) {
-      if (l.name != "a" && l.name != "b" && l.name != "c") {
+      if (l.name == "s" || l.name == "n" || l.name == "p") {
         auto* ar = static_cast<AfxdpReceiver*>(l.rx.get());
         if (l.name == "s") pr.roce = ar->stats();
         const std::string v = ar->verify_result();  // the counters over every round
@@ -736,9 +749,10 @@ int run(const Options& o) {
   // The table.
   static const char* kLabel[] = {"(s) netdaq roce afxdp+HostFrames, ICRC", "(a) plain afxdp + memcpy",
                                  "(b) recv() per packet (HSB method)", "(s-) as (s), ICRC not checked [diag]",
-                                 "(s+pf) as (s), burst prefetched [diag]", "(a') afxdp, RoCE payload to VA [diag]"};
+                                 "(s+pf) as (s), burst prefetched [diag]", "(a') afxdp, RoCE payload to VA [diag]",
+                                 "(a'+i) ICRC, then (a') copy [diag]", "(a'+j) (a') copy, then ICRC [diag]"};
   auto label = [&](const std::string& n) {
-    return kLabel[n == "s" ? 0 : n == "a" ? 1 : n == "b" ? 2 : n == "n" ? 3 : n == "p" ? 4 : 5];
+    return kLabel[n == "s" ? 0 : n == "a" ? 1 : n == "b" ? 2 : n == "n" ? 3 : n == "p" ? 4 : n == "c" ? 5 : n == "i" ? 6 : 7];
   };
   // Ratios on two bases: capacity from the receiver thread's CPU ns per packet (the verdict:
   // robust to other processes taking the CPU on this shared 2-core machine), and wall-clock
