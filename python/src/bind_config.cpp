@@ -216,6 +216,7 @@ void bind_config(py::module_& m) {
   enum_property(r, "output", &ReorderConfig::output, SampleFormat::fp32);
   enum_property(r, "sample_byte_order", &ReorderConfig::sample_byte_order, ByteOrder::big);
   enum_property(r, "staging", &ReorderConfig::staging, Staging::direct);
+  enum_property(r, "frames", &ReorderConfig::frames, FrameTarget::host);
   enum_property(r, "launch", &ReorderConfig::launch, LaunchMode::persistent);
   r.def("__repr__", [](const ReorderConfig& c) {
     const std::string shape = places_spans(c.mode)

@@ -157,6 +157,9 @@ def test_roce_sw_keys_pass_through_from_dicts():
     r = netdaq.ReorderConfig(mode="roce", roce={"queue_pairs": [netdaq.RoceQueuePair(qpn=0x100, slot_size=8192)]})
     r.roce.queue_pairs[0].rkey = 7
     assert (r.mode, r.roce.check_icrc, r.roce.queue_pairs[0].rkey) == ("roce", True, 7)
+    assert r.frames == "gpu"
+    r.frames = "host"  # assembled by HostFrameAssembler, no GPU
+    assert r.frames == "host"
     r.roce.queue_pairs = [{"qpn": 0x200}, {"qpn": 0x201}]
     assert [q.qpn for q in r.roce.queue_pairs] == [0x200, 0x201]
     assert "qpn 0x200" in repr(r.roce.queue_pairs[0])
