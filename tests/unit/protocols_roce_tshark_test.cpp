@@ -20,37 +20,14 @@
 
 #include "../require_env.h"
 #include "protocols/roce.h"
+#include "tshark_fields.h"
 
 namespace {
 
 namespace roce = netdaq::protocols::roce;
 using roce::Opcode;
 using Bytes = std::vector<std::byte>;
-
-bool tshark_installed() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
-
-void put_le32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out += static_cast<char>(v >> (8 * i));
-}
-
-// A classic pcap file (microsecond, Ethernet) with one record per frame.
-void write_pcap(const std::string& path, const std::vector<Bytes>& frames) {
-  std::string file;
-  put_le32(file, 0xa1b2c3d4);
-  file += std::string("\x02\x00\x04\x00", 4);  // version 2.4
-  put_le32(file, 0);                           // thiszone
-  put_le32(file, 0);                           // sigfigs
-  put_le32(file, 65535);                       // snaplen
-  put_le32(file, 1);                           // LINKTYPE_ETHERNET
-  for (size_t i = 0; i < frames.size(); ++i) {
-    put_le32(file, 1700000000);
-    put_le32(file, static_cast<uint32_t>(i));
-    put_le32(file, static_cast<uint32_t>(frames[i].size()));
-    put_le32(file, static_cast<uint32_t>(frames[i].size()));
-    file.append(reinterpret_cast<const char*>(frames[i].data()), frames[i].size());
-  }
-  std::ofstream(path, std::ios::binary) << file;
-}
+using namespace netdaq::test::tshark;
 
 // The fields asked of tshark, in this order.
 const std::vector<std::string> kFields = {
@@ -60,60 +37,13 @@ const std::vector<std::string> kFields = {
     "infiniband.invariant.crc", "infiniband.immdt",  "data.data"};
 constexpr size_t kNumbers = 13;  // the fields before immdt are numbers
 
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-Run run_tshark(const std::string& pcap) {
-  // SEND payloads go to the heuristic sub-dissectors of RDMA protocols (RPC-over-RDMA takes
-  // them as malformed RPCs, hiding the ICRC): off, so that the payload shows as data.
-  std::string cmd = "tshark -r '" + pcap + "' -T fields -E separator='|' -E occurrence=f";
+// SEND payloads go to the heuristic sub-dissectors of RDMA protocols (RPC-over-RDMA takes
+// them as malformed RPCs, hiding the ICRC): off, so that the payload shows as data.
+std::string tshark_args() {
+  std::string args;
   for (const char* p : {"rpcordma", "smc", "smb_direct", "nvme-rdma", "lnet", "iser", "infiniband_sdp", "fcoib"})
-    cmd += std::string(" --disable-protocol ") + p;
-  for (const auto& f : kFields) cmd += " -e " + f;
-  const std::string err_path = pcap + ".err";
-  cmd += " 2>'" + err_path + "'";
-  Run r;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    r.status = ::pclose(p);
-  }
-  std::stringstream err;
-  err << std::ifstream(err_path).rdbuf();
-  r.err = err.str();
-  std::remove(err_path.c_str());
-  return r;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, sep)) parts.push_back(part);
-  if (!s.empty() && s.back() == sep) parts.emplace_back();
-  return parts;
-}
-
-// A tshark value as a number: decimal, 0x hex, or a boolean (1/0, True/False by version).
-std::optional<uint64_t> number(const std::string& v) {
-  if (v.empty()) return std::nullopt;
-  if (v == "True" || v == "true") return 1;
-  if (v == "False" || v == "false") return 0;
-  return std::strtoull(v.c_str(), nullptr, 0);
-}
-
-std::string hex(std::span<const std::byte> bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s;
-  for (std::byte b : bytes) {
-    s += digits[static_cast<uint8_t>(b) >> 4];
-    s += digits[static_cast<uint8_t>(b) & 15];
-  }
-  return s;
+    args += std::string(" --disable-protocol ") + p;
+  return args;
 }
 
 bool has_reth(uint8_t op) { return (op & 0x1F) == 0x06 || (op & 0x1F) == 0x0A || (op & 0x1F) == 0x0B; }
@@ -181,12 +111,12 @@ std::string temp_pcap_path() {
 }
 
 void expect_tshark_reads(const std::vector<Case>& cases) {
-  NDQ_REQUIRE(tshark_installed(), "tshark is not installed (scripts/install-deps.sh installs it)");
+  NDQ_REQUIRE(installed(), "tshark is not installed (scripts/install-deps.sh installs it)");
   std::vector<Bytes> frames;
   for (const auto& c : cases) frames.push_back(c.frame);
   const std::string pcap = temp_pcap_path();
   write_pcap(pcap, frames);
-  const Run r = run_tshark(pcap);
+  const Run r = run(pcap, tshark_args(), kFields);
   std::remove(pcap.c_str());
   ASSERT_EQ(r.status, 0) << r.err;
   std::string out = r.out;

@@ -19,6 +19,7 @@
 
 #include "../require_env.h"
 #include "protocols/vita49_generator.h"
+#include "tshark_fields.h"
 
 namespace {
 
@@ -29,18 +30,14 @@ using netdaq::testgen::VrtPacketFields;
 using netdaq::testgen::VrtTsf;
 using netdaq::testgen::VrtTsi;
 
-constexpr uint16_t kVrtPort = 4991;
+using namespace netdaq::test::tshark;
 
-bool tshark_installed() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
+constexpr uint16_t kVrtPort = 4991;
 
 void put_be16(std::string& out, uint16_t v) {
   out += static_cast<char>(v >> 8);
   out += static_cast<char>(v);
 }
-void put_le32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out += static_cast<char>(v >> (8 * i));
-}
-
 uint16_t ipv4_checksum(const std::string& header) {
   uint32_t sum = 0;
   for (size_t i = 0; i < header.size(); i += 2)
@@ -74,83 +71,10 @@ std::string udp_frame(const std::vector<std::byte>& payload) {
   return std::string("\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00", 14) + ip + udp;
 }
 
-// A classic pcap file (microsecond, Ethernet) with one record per packet.
-void write_pcap(const std::string& path, const std::vector<std::vector<std::byte>>& packets) {
-  std::string file;
-  put_le32(file, 0xa1b2c3d4);
-  file += std::string("\x02\x00\x04\x00", 4);  // version 2.4
-  put_le32(file, 0);                           // thiszone
-  put_le32(file, 0);                           // sigfigs
-  put_le32(file, 65535);                       // snaplen
-  put_le32(file, 1);                           // LINKTYPE_ETHERNET
-  for (size_t i = 0; i < packets.size(); ++i) {
-    const std::string frame = udp_frame(packets[i]);
-    put_le32(file, 1700000000);
-    put_le32(file, static_cast<uint32_t>(i));
-    put_le32(file, static_cast<uint32_t>(frame.size()));
-    put_le32(file, static_cast<uint32_t>(frame.size()));
-    file += frame;
-  }
-  std::ofstream(path, std::ios::binary) << file;
-}
-
 // The fields asked of tshark, in this order.
 const std::vector<std::string> kFields = {
     "vrt.type", "vrt.cidflag", "vrt.tflag", "vrt.tsi", "vrt.tsf", "vrt.seq", "vrt.len", "vrt.sid", "vrt.cid",
     "vrt.oui", "vrt.icc", "vrt.pcc", "vrt.ts_int", "vrt.ts_frac_sample", "vrt.trailer", "vrt.data"};
-
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-Run run_tshark(const std::string& pcap) {
-  std::string cmd = "tshark -r '" + pcap + "' -d udp.port==" + std::to_string(kVrtPort) +
-                    ",vrt -T fields -E separator='|' -E occurrence=f";
-  for (const auto& f : kFields) cmd += " -e " + f;
-  const std::string err_path = pcap + ".err";
-  cmd += " 2>'" + err_path + "'";
-  Run r;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    r.status = ::pclose(p);
-  }
-  std::stringstream err;
-  err << std::ifstream(err_path).rdbuf();
-  r.err = err.str();
-  std::remove(err_path.c_str());
-  return r;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, sep)) parts.push_back(part);
-  if (!s.empty() && s.back() == sep) parts.emplace_back();
-  return parts;
-}
-
-// A tshark value as a number: decimal, 0x hex, or a boolean (1/0, True/False by version).
-std::optional<uint64_t> number(const std::string& v) {
-  if (v.empty()) return std::nullopt;
-  if (v == "True" || v == "true") return 1;
-  if (v == "False" || v == "false") return 0;
-  return std::strtoull(v.c_str(), nullptr, 0);
-}
-
-std::string hex(const std::vector<std::byte>& bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s;
-  for (std::byte b : bytes) {
-    s += digits[static_cast<uint8_t>(b) >> 4];
-    s += digits[static_cast<uint8_t>(b) & 15];
-  }
-  return s;
-}
 
 bool type_has_stream_id(uint8_t type) { return type == 1 || type == 3 || type >= 4; }
 bool is_data(uint8_t type) { return type <= 3; }
@@ -197,22 +121,22 @@ std::string temp_pcap_path() {
 
 // Generates traffic with g, has tshark read it, and checks every packet's fields.
 void expect_tshark_reads_generator(const Vita49GenOptions& g, const char* label) {
-  NDQ_REQUIRE(tshark_installed(), "tshark is not installed (scripts/install-deps.sh installs it)");
+  NDQ_REQUIRE(installed(), "tshark is not installed (scripts/install-deps.sh installs it)");
   std::vector<VrtPacketFields> fields;
   const auto traffic = make_vita49(g, &fields);
   ASSERT_EQ(fields.size(), traffic.packets.size());
-  std::vector<std::vector<std::byte>> packets;
-  for (const auto& p : traffic.packets) packets.push_back(p.payload);
+  std::vector<std::string> frames;  // each packet as Ethernet/IPv4/UDP
+  for (const auto& p : traffic.packets) frames.push_back(udp_frame(p.payload));
   const std::string pcap = temp_pcap_path();
-  write_pcap(pcap, packets);
-  const Run r = run_tshark(pcap);
+  write_pcap(pcap, frames);
+  const Run r = run(pcap, "-d udp.port==" + std::to_string(kVrtPort) + ",vrt", kFields);
   std::remove(pcap.c_str());
   ASSERT_EQ(r.status, 0) << r.err;
 
   std::string out = r.out;
   if (!out.empty() && out.back() == '\n') out.pop_back();
   const auto lines = split(out, '\n');
-  ASSERT_EQ(lines.size(), packets.size()) << r.out << r.err;
+  ASSERT_EQ(lines.size(), frames.size()) << r.out << r.err;
   for (size_t i = 0; i < lines.size(); ++i) {
     SCOPED_TRACE(std::string(label) + ", packet " + std::to_string(i) + ": tshark said " + lines[i]);
     const auto got = split(lines[i], '|');
