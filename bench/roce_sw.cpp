@@ -84,6 +84,7 @@
 #include "netdaq/host_frames.h"
 #include "netdaq/netdaq.h"
 #include "netdaq/sensor_pattern.h"
+#include "afxdp_config.h"
 #include "netns_lab.h"
 #include "protocols/roce.h"
 
@@ -546,13 +547,6 @@ std::vector<uint32_t> parse_list(const std::string& s) {
   return v;
 }
 
-void parse_mac(const std::string& s, uint8_t* out) {
-  unsigned b[6];
-  if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
-    throw std::runtime_error("bad MAC " + s);
-  for (int i = 0; i < 6; ++i) out[i] = uint8_t(b[i]);
-}
-
 uint32_t parse_ip(const std::string& s) {
   in_addr a{};
   if (inet_pton(AF_INET, s.c_str(), &a) != 1) throw std::runtime_error("bad IPv4 " + s);
@@ -598,8 +592,8 @@ int run(const Options& o) {
       throw std::runtime_error("cannot set MTU " + std::to_string(kVethXdpMtu) + " on " + side->veth);
 
   Stream base;
-  parse_mac(lab.mac(lab.b()), base.src_mac);
-  parse_mac(lab.mac(lab.a()), base.dst_mac);
+  std::memcpy(base.src_mac, ndqtest::mac_bytes(lab.mac(lab.b())).data(), 6);
+  std::memcpy(base.dst_mac, ndqtest::mac_bytes(lab.mac(lab.a())).data(), 6);
   base.src_ip = parse_ip(lab.b().ip4), base.dst_ip = parse_ip(lab.a().ip4);
   base.ppf = o.ppf;
   const uint32_t round_packets = std::max<uint32_t>(1, o.packets / o.ppf) * o.ppf;
@@ -608,29 +602,15 @@ int run(const Options& o) {
   auto sender = lab.run_in(lab.b().ns, [&] { return std::make_unique<Sender>(lab.b().veth); });
 
   // The afxdp session: one rx queue, UDP 4791 steered to it, rings at their maximum.
-  Config cfg;
-  cfg.log.level = "warn";
-  cfg.memory_regions.push_back(MemoryRegionConfig{"umem", MemoryKind::host, 4096, kUmemBufs});
-  InterfaceConfig ifc;
-  ifc.name = "x0";
-  ifc.engine = "afxdp";
-  ifc.address = lab.a().veth;
-  auto& ao = ifc.options.get<AfxdpOptions>();
-  ao.rx_ring = kRing;
-  ao.fill_ring = kRing;
-  QueueConfig q;
-  q.id = 0;
-  q.mode = PollMode::direct;
-  q.batch_size = 64;
-  q.ring_depth = 16;
-  q.memory_regions = {"umem"};
-  ifc.rx.queues.push_back(q);
-  FlowConfig fl;
-  fl.id = 0;
-  fl.queue = 0;
-  fl.match.udp_dst = kPortRoce;
-  ifc.rx.flows.push_back(fl);
-  cfg.interfaces.push_back(ifc);
+  ndqtest::AfxdpIface x;
+  x.dev = lab.a().veth;
+  x.rx_queues = {0};
+  x.flows = {ndqtest::udp_flow(0, 0, kPortRoce)};
+  x.buf_size = 4096;
+  x.num_bufs = kUmemBufs;
+  x.afxdp.rx_ring = kRing;
+  x.afxdp.fill_ring = kRing;
+  Config cfg = x.build();
   auto session = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(std::move(cfg)); });
   RxQueue& rxq = session->rx_queue("x0", 0);
   const std::string afxdp_mode = rxq.stats().mode;

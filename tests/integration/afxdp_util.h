@@ -1,11 +1,11 @@
 // Shared pieces of the afxdp integration tests: configs for afxdp receivers and senders in
-// a netns lab, sequences of payloads sent and checked.
+// a netns lab (afxdp_config.h), sequences of payloads sent and checked.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "afxdp_config.h"
 #include "netns_lab.h"
 #include "peers.h"
 #include "test_util.h"
@@ -19,25 +19,6 @@ bool afxdp_built();
     NDQ_REQUIRE_ROOT();                                                                                      \
     NDQ_REQUIRE(::ndqtest::afxdp_built(), "netdaq was built without the afxdp engine (libxdp-dev, libbpf-dev, clang)"); \
   } while (0)
-
-netdaq::FlowConfig udp_flow(uint32_t id, uint16_t queue, uint16_t udp_dst);
-
-// Interface "x0" of the afxdp engine on netdev dev: rx queues (direct mode) with flows,
-// and/or one tx queue `tx_queue` sending to destination.
-struct AfxdpIface {
-  std::string dev;
-  std::vector<uint16_t> rx_queues;
-  std::vector<netdaq::FlowConfig> flows;
-  std::optional<uint16_t> tx_queue;
-  std::string destination;  // udp://ip:port
-  std::string dst_mac;
-  double rate_pps = 0;
-  uint32_t num_bufs = 8192;
-  netdaq::PollMode mode = netdaq::PollMode::direct;
-  uint32_t ring_depth = 16;
-  netdaq::AfxdpOptions afxdp = {};
-  netdaq::Config build() const;
-};
 
 // Sends count payloads (make_payload(first + i, size)) through a TX queue; returns the number sent.
 // delivered/window: see send_payloads (a sender paced by its receiver).

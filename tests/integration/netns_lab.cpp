@@ -1,16 +1,21 @@
 #include "netns_lab.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -162,6 +167,32 @@ std::string NetnsLab::mac(const Side& s) const {
   const size_t at = out.find("link/ether ");
   if (at == std::string::npos) throw std::runtime_error("netns lab: no MAC in: " + out);
   return out.substr(at + 11, 17);
+}
+
+std::array<uint8_t, 6> mac_bytes(const std::string& text) {
+  unsigned b[6];
+  if (std::sscanf(text.c_str(), "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
+    throw std::runtime_error("bad MAC " + text);
+  std::array<uint8_t, 6> m{};
+  for (int i = 0; i < 6; ++i) m[i] = static_cast<uint8_t>(b[i]);
+  return m;
+}
+
+int open_capture(NetnsLab& lab, const NetnsLab::Side& side, uint16_t protocol, int rcvbuf) {
+  return lab.run_in(side.ns, [&] {
+    const int fd = ::socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(protocol));
+    if (fd < 0) throw std::runtime_error("AF_PACKET socket");
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf);
+    sockaddr_ll sll{};
+    sll.sll_family = AF_PACKET;
+    sll.sll_protocol = htons(protocol);
+    sll.sll_ifindex = static_cast<int>(if_nametoindex(side.veth.c_str()));
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sll), sizeof sll) != 0) {
+      ::close(fd);
+      throw std::runtime_error("bind AF_PACKET");
+    }
+    return fd;
+  });
 }
 
 void NetnsLab::teardown() noexcept {

@@ -9,6 +9,8 @@
 //   lab.run_in(lab.b().ns, [&] { ... send to lab.a().ip4 ... });
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <functional>
 #include <future>
 #include <string>
@@ -69,5 +71,15 @@ class NetnsLab {
 
 // Runs argv (no shell), waits; returns the exit status (or -1), stdout+stderr in *out.
 int run_command(const std::vector<std::string>& argv, std::string* out = nullptr);
+
+// A MAC address's text ("aa:bb:cc:dd:ee:ff", as NetnsLab::mac gives it) as bytes. Throws
+// std::runtime_error for text that is no MAC.
+std::array<uint8_t, 6> mac_bytes(const std::string& text);
+
+// A non-blocking AF_PACKET socket, made in side's namespace and bound to its veth, for frames
+// of ethertype `protocol` (host order: ETH_P_IP, ETH_P_ALL), its receive buffer forced to
+// `rcvbuf` bytes (SO_RCVBUFFORCE) so that every frame of a test can wait there. The caller
+// closes it. Throws std::runtime_error.
+int open_capture(NetnsLab& lab, const NetnsLab::Side& side, uint16_t protocol, int rcvbuf);
 
 }  // namespace ndqtest

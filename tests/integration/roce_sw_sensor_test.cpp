@@ -13,7 +13,6 @@
 
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -30,18 +29,6 @@ using namespace std::chrono_literals;
 namespace roce = netdaq::protocols::roce;
 
 namespace {
-
-std::array<uint8_t, 6> mac_bytes(const std::string& text) {
-  std::array<uint8_t, 6> m{};
-  std::istringstream in(text);
-  for (auto& b : m) {
-    unsigned v = 0;
-    in >> std::hex >> v;
-    b = static_cast<uint8_t>(v);
-    in.ignore(1);
-  }
-  return m;
-}
 
 uint32_t ipv4(const std::string& s) {
   in_addr a{};
@@ -78,20 +65,7 @@ struct Fd {
 };
 
 // An AF_PACKET socket on A's veth for IPv4 frames, with room for every frame of a test.
-int open_capture(NetnsLab& lab) {
-  return lab.run_in(lab.a().ns, [&] {
-    const int fd = ::socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(ETH_P_IP));
-    if (fd < 0) throw std::runtime_error("AF_PACKET socket");
-    const int rcvbuf = 32 << 20;
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf);
-    sockaddr_ll sll{};
-    sll.sll_family = AF_PACKET;
-    sll.sll_protocol = htons(ETH_P_IP);
-    sll.sll_ifindex = static_cast<int>(if_nametoindex(lab.a().veth.c_str()));
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&sll), sizeof sll) != 0) throw std::runtime_error("bind AF_PACKET");
-    return fd;
-  });
-}
+int open_capture(NetnsLab& lab) { return ndqtest::open_capture(lab, lab.a(), ETH_P_IP, 32 << 20); }
 
 // B sends `total` packets of `sensor` through afxdp (tx_raw_frames); returns the session.
 std::unique_ptr<Session> send_stream(NetnsLab& lab, sensors::RoceSensor& sensor, uint64_t total) {

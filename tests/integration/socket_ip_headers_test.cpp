@@ -88,18 +88,7 @@ TEST(SocketIpHeaders, roce_sw_FrameIsTheReceivedIpUdpHeaderAndPayloadIntact) {
 
   auto session = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(cfg); });
   auto& rq = session->rx_queue("if0");
-  Capture cap(lab.run_in(lab.a().ns, [&] {
-    const int fd = ::socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(ETH_P_IP));
-    if (fd < 0) throw std::runtime_error("AF_PACKET socket");
-    const int rcvbuf = 16 << 20;  // every frame of the test waits here
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf);
-    sockaddr_ll sll{};
-    sll.sll_family = AF_PACKET;
-    sll.sll_protocol = htons(ETH_P_IP);
-    sll.sll_ifindex = static_cast<int>(if_nametoindex(lab.a().veth.c_str()));
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&sll), sizeof sll) != 0) throw std::runtime_error("bind AF_PACKET");
-    return fd;
-  }));
+  Capture cap(open_capture(lab, lab.a(), ETH_P_IP, 16 << 20));  // every frame of the test waits there
 
   const uint64_t unreach0 = snmp(lab, lab.a().ns, "Icmp", "OutDestUnreachs");
   const uint64_t noports0 = snmp(lab, lab.a().ns, "Udp", "NoPorts");

@@ -13,7 +13,6 @@
 
 #include <cstring>
 #include <map>
-#include <sstream>
 #include <thread>
 
 #include "dpdk_util.h"
@@ -26,18 +25,6 @@ namespace {
 
 constexpr uint16_t kExperimental = 0x88b5;  // IEEE local experimental ethertype
 constexpr uint16_t kPort = 4791;
-
-std::array<uint8_t, 6> mac_bytes(const std::string& text) {
-  std::array<uint8_t, 6> m{};
-  std::istringstream in(text);
-  for (auto& b : m) {
-    unsigned v = 0;
-    in >> std::hex >> v;
-    b = static_cast<uint8_t>(v);
-    in.ignore(1);
-  }
-  return m;
-}
 
 // Frame i: every third one of the experimental ethertype, the others IPv4/UDP to kPort with
 // IP ID 0x1000+i, DF, TTL 33 and UDP checksum 0 (what no engine-written header has).
@@ -84,18 +71,7 @@ std::vector<Bytes> make_frames(const NetnsLab& lab, size_t n) {
 class Capture {
  public:
   Capture(NetnsLab& lab) : src_(mac_bytes(lab.mac(lab.b()))) {
-    fd_ = lab.run_in(lab.a().ns, [&] {
-      const int fd = ::socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(ETH_P_ALL));
-      if (fd < 0) throw std::runtime_error("AF_PACKET socket");
-      const int rcvbuf = 16 << 20;
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf);
-      sockaddr_ll sll{};
-      sll.sll_family = AF_PACKET;
-      sll.sll_protocol = htons(ETH_P_ALL);
-      sll.sll_ifindex = static_cast<int>(if_nametoindex(lab.a().veth.c_str()));
-      if (::bind(fd, reinterpret_cast<sockaddr*>(&sll), sizeof sll) != 0) throw std::runtime_error("bind AF_PACKET");
-      return fd;
-    });
+    fd_ = open_capture(lab, lab.a(), ETH_P_ALL, 16 << 20);
   }
   ~Capture() { ::close(fd_); }
   // Reads until `count` frames from B came or `timeout` passed (then 50 ms more for extras).
