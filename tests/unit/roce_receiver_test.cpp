@@ -100,6 +100,12 @@ std::vector<Wire> hsb_frame(Sensor& s, uint64_t f, uint32_t slots, uint64_t stri
   return out;
 }
 
+// Decodes a whole frame (its RoCE payload found after the Ethernet/IP/UDP headers) into d.
+void decode(RoceDecoder& dec, const Wire& x, Decoded& d) {
+  const auto u = detail::find_udp_payload(x.data(), static_cast<uint32_t>(x.size()));
+  dec.decode_packet(x, std::span(x).subspan(u.offset), u.size, d);
+}
+
 ReorderConfig roce_config(uint32_t slots, uint64_t slot_size, uint64_t stride = 0, uint32_t psn = 100) {
   ReorderConfig c;
   c.mode = ReorderMode::roce;
@@ -378,10 +384,7 @@ TEST(roce_sw_receiver, VaOutsideTheWindowOrPastItsSlotIsRefused) {
       s.write(kBase + 8192 + 3072, bytes)[0],      // the last KiB of slot 1: fine
   };
   Decoded d;
-  for (const Wire& x : w) {
-    const auto u = detail::find_udp_payload(x.data(), static_cast<uint32_t>(x.size()));
-    dec.decode_packet(x, std::span(x).subspan(u.offset), u.size, d);
-  }
+  for (const Wire& x : w) decode(dec, x, d);
   EXPECT_EQ(d.verdict, Verdict::data);
   ASSERT_EQ(d.nspans, 1);
   EXPECT_EQ(d.spans[0].frame, 1u);
@@ -444,10 +447,7 @@ TEST(roce_sw_receiver, StaleBehindThePsnWindowAndBeforeTheFirstPsn) {
   Sensor s(1000);
   const Wire bytes = pattern(0, 256);
   Decoded d;
-  const auto feed = [&](const Wire& x) {
-    const auto u = detail::find_udp_payload(x.data(), static_cast<uint32_t>(x.size()));
-    dec.decode_packet(x, std::span(x).subspan(u.offset), u.size, d);
-  };
+  const auto feed = [&](const Wire& x) { decode(dec, x, d); };
   feed(early.write(kBase, bytes)[0]);
   EXPECT_EQ(d.verdict, Verdict::malformed);
   std::vector<Wire> w;
@@ -503,10 +503,7 @@ TEST(roce_sw_receiver, MetadataRecordIsKeptAsItemsNotPlaced) {
   // The decoder's view of the last record: a span of no bytes where the frame ends, its words as items.
   RoceDecoder dec(c.roce, 8192);
   Decoded d;
-  for (const Wire& x : wires) {
-    const auto u = detail::find_udp_payload(x.data(), static_cast<uint32_t>(x.size()));
-    dec.decode_packet(x, std::span(x).subspan(u.offset), u.size, d);
-  }
+  for (const Wire& x : wires) decode(dec, x, d);
   EXPECT_EQ(d.verdict, Verdict::data);
   ASSERT_EQ(d.nspans, 1);
   EXPECT_EQ(d.spans[0].bytes, 0u);
@@ -601,10 +598,7 @@ TEST(roce_sw_receiver, ZeroLengthWriteWithImmediateEndsTheNewestFrameWithoutRkey
   RoceDecoder dec(roce_config(1, 4096, 0, 0).roce, 4096);
   Sensor s(0);
   Decoded d;
-  const auto feed = [&](const Wire& x) {
-    const auto u = detail::find_udp_payload(x.data(), static_cast<uint32_t>(x.size()));
-    dec.decode_packet(x, std::span(x).subspan(u.offset), u.size, d);
-  };
+  const auto feed = [&](const Wire& x) { decode(dec, x, d); };
   feed(s.write(kBase, pattern(0, 3072))[0]);  // its FIRST only
   feed(s.write(kBase + 3072, pattern(0, 512))[0]);
   EXPECT_EQ(d.spans[0].frame, 0u);
@@ -631,10 +625,7 @@ TEST(roce_sw_receiver, SendOnlyIsCountedNotPlaced) {
   const Wire write = s.write(kBase, pattern(0, 1024))[0];
   RoceDecoder dec(roce_config(1, 4096, 0, 0).roce, 4096);
   Decoded d;
-  for (const Wire* x : {&send, &write}) {
-    const auto u = detail::find_udp_payload(x->data(), static_cast<uint32_t>(x->size()));
-    dec.decode_packet(*x, std::span(*x).subspan(u.offset), u.size, d);
-  }
+  for (const Wire* x : {&send, &write}) decode(dec, *x, d);
   expect_counters(dec.counters(), {.placed = 1, .send = 1});  // the SEND's PSN counted: no loss
 }
 
