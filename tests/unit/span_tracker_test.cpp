@@ -38,19 +38,9 @@ struct Counts {
 // What FramePipeline does, with memcpy for the GPU: decode, place, copy, zero-fill, hand out.
 class HostAssembler {
  public:
-  explicit HostAssembler(const ReorderConfig& cfg) : decoder_(protocols::make_decoder(cfg)), tracker_(config(cfg)) {
+  explicit HostAssembler(const ReorderConfig& cfg) : decoder_(protocols::make_decoder(cfg)), tracker_(span_tracker_config(cfg)) {
     frame_bytes_ = protocols::frame_bytes_of(cfg);
     mem_.assign(frame_bytes_ * cfg.frame_buffers, std::byte{0x5A});  // stale bytes must never show
-  }
-  static SpanTrackerConfig config(const ReorderConfig& cfg) {
-    SpanTrackerConfig t;
-    t.frame_bytes = protocols::frame_bytes_of(cfg);
-    t.granule = protocols::granule_of(cfg);
-    t.max_open_frames = cfg.max_open_frames;
-    t.frame_buffers = cfg.frame_buffers;
-    t.max_streams = cfg.max_streams;
-    t.timeout_ns = uint64_t{cfg.frame_timeout_us} * 1000;
-    return t;
   }
   void feed(const std::vector<std::byte>& payload, uint64_t flow, uint64_t now_ns = 0) {
     ++counts.packets;
