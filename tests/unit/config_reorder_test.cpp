@@ -258,11 +258,7 @@ interfaces:
 REORDER
 )";
 
-std::string span_yaml(const std::string& reorder_keys) {
-  std::string t = kSpanYaml;
-  t.replace(t.find("REORDER"), 7, reorder_keys);
-  return t;
-}
+std::string span_yaml(const std::string& reorder_keys) { return test::fill_in(kSpanYaml, "REORDER", reorder_keys); }
 
 TEST_F(ConfigReorder, FieldsReadFromYamlWithHexMasks) {
   const Config c = Config::parse(span_yaml(R"(          mode: fields

@@ -29,11 +29,7 @@ interfaces:
 REORDER
 )";
 
-std::string roce_yaml(const std::string& reorder_keys) {
-  std::string t = kRoceYaml;
-  t.replace(t.find("REORDER"), 7, reorder_keys);
-  return t;
-}
+std::string roce_yaml(const std::string& reorder_keys) { return test::fill_in(kRoceYaml, "REORDER", reorder_keys); }
 
 // One queue pair, as lines 12-14 (the ICRC off: the socket engine delivers no IP header).
 const char* kOneQp = R"(          roce:

@@ -17,6 +17,12 @@
 
 namespace netdaq::test {
 
+// A YAML template with its first `placeholder` (a line such as REORDER) replaced by `text`.
+inline std::string fill_in(std::string yaml, const std::string& placeholder, const std::string& text) {
+  yaml.replace(yaml.find(placeholder), placeholder.size(), text);
+  return yaml;
+}
+
 inline std::string config_data(const std::string& name) {
   return std::string(NETDAQ_SOURCE_DIR) + "/tests/data/config/" + name;
 }
