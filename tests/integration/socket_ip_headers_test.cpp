@@ -159,12 +159,6 @@ TEST(SocketIpHeaders, roce_sw_FrameIsTheReceivedIpUdpHeaderAndPayloadIntact) {
   EXPECT_LE(unreach, kOther);
 }
 
-std::string issues(const Config& c) {
-  std::string s;
-  for (const auto& i : c.validate()) s += i.to_string() + "\n";
-  return s;
-}
-
 TEST(SocketIpHeaders, roce_sw_RejectsIpv6AndSeveralQueues) {
   Iface rs;
   rs.address = "udp://[::1]:4791";

@@ -148,6 +148,12 @@ Config Iface::build() const {
   return c;
 }
 
+std::string issues(const netdaq::Config& c) {
+  std::string s;
+  for (const auto& i : c.validate()) s += i.to_string() + "\n";
+  return s;
+}
+
 Bytes bytes_of(const netdaq::Packet& p) {
   Bytes b;
   b.reserve(p.size());

@@ -73,6 +73,9 @@ struct Iface {
 // A packet's bytes, segments concatenated.
 Bytes bytes_of(const netdaq::Packet& p);
 
+// What c.validate() finds, one issue (to_string()) a line; "" for a valid config.
+std::string issues(const netdaq::Config& c);
+
 // Polls q until `count` packets arrived or `timeout` passed, then keeps polling for
 // `settle` to catch extra packets. Returns the packets' bytes in arrival order.
 std::vector<Bytes> collect(netdaq::RxQueue& q, size_t count, std::chrono::milliseconds timeout,

@@ -170,12 +170,6 @@ TEST(TxRawFrames, roce_sw_DpdkSendsWholeFramesIntact) {
   EXPECT_NE(st.mode.find("raw frames"), std::string::npos) << st.mode;
 }
 
-std::string issues(const Config& c) {
-  std::string s;
-  for (const auto& i : c.validate()) s += i.to_string() + "\n";
-  return s;
-}
-
 TEST(TxRawFrames, roce_sw_HeaderOptionsAreRefused) {
   AfxdpIface t;
   t.dev = "veth0";
