@@ -195,6 +195,26 @@ int open_capture(NetnsLab& lab, const NetnsLab::Side& side, uint16_t protocol, i
   });
 }
 
+std::vector<std::vector<std::byte>> capture_frames(int fd, size_t count, std::chrono::milliseconds timeout,
+                                                   const std::function<bool(std::span<const std::byte>)>& keep) {
+  std::vector<std::vector<std::byte>> out;
+  std::byte buf[9000];
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool settling = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    else if (keep(std::span<const std::byte>(buf, static_cast<size_t>(n))))
+      out.emplace_back(buf, buf + n);
+    if (!settling && out.size() >= count) {
+      settling = true;
+      deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+    }
+  }
+  return out;
+}
+
 void NetnsLab::teardown() noexcept {
   // Deleting a namespace destroys its end of the veth pair, and with it the other end.
   if (made_a_) run_command({"ip", "netns", "del", a_.ns});

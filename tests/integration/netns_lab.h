@@ -10,9 +10,12 @@
 #pragma once
 
 #include <array>
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -81,5 +84,11 @@ std::array<uint8_t, 6> mac_bytes(const std::string& text);
 // `rcvbuf` bytes (SO_RCVBUFFORCE) so that every frame of a test can wait there. The caller
 // closes it. Throws std::runtime_error.
 int open_capture(NetnsLab& lab, const NetnsLab::Side& side, uint16_t protocol, int rcvbuf);
+
+// Reads a capture socket (open_capture) until `count` frames that `keep` accepts came or
+// `timeout` passed, then 50 ms more to catch extras. Returns the kept frames (up to 9000
+// bytes each) in arrival order.
+std::vector<std::vector<std::byte>> capture_frames(int fd, size_t count, std::chrono::milliseconds timeout,
+                                                   const std::function<bool(std::span<const std::byte>)>& keep);
 
 }  // namespace ndqtest

@@ -38,24 +38,10 @@ uint32_t ipv4(const std::string& s) {
 
 // RoCEv2 frames (UDP 4791) arriving on A's veth, in arrival order.
 std::vector<Bytes> capture_roce(int fd, size_t count, std::chrono::milliseconds timeout) {
-  std::vector<Bytes> out;
-  std::byte buf[9000];
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool settling = false;
-  while (std::chrono::steady_clock::now() < deadline) {
-    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n < 0) {
-      std::this_thread::sleep_for(1ms);
-    } else if (n >= 42 && buf[12] == std::byte{0x08} && buf[13] == std::byte{0x00} && buf[23] == std::byte{17} &&
-               ((unsigned(buf[36]) << 8) | unsigned(buf[37])) == roce::kUdpPort) {
-      out.emplace_back(buf, buf + n);
-    }
-    if (!settling && out.size() >= count) {
-      settling = true;
-      deadline = std::chrono::steady_clock::now() + 50ms;
-    }
-  }
-  return out;
+  return capture_frames(fd, count, timeout, [](std::span<const std::byte> f) {
+    return f.size() >= 42 && f[12] == std::byte{0x08} && f[13] == std::byte{0x00} && f[23] == std::byte{17} &&
+           ((unsigned(f[36]) << 8) | unsigned(f[37])) == roce::kUdpPort;
+  });
 }
 
 // Closes a capture socket also when an assertion ends the test early.

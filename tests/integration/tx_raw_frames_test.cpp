@@ -77,26 +77,12 @@ class Capture {
   // Reads until `count` frames from B came or `timeout` passed (then 50 ms more for extras).
   std::map<Bytes, size_t> frames(size_t count, std::chrono::milliseconds timeout) {
     std::map<Bytes, size_t> out;
-    size_t n_from_b = 0;
-    std::byte buf[4096];
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    bool settling = false;
-    while (std::chrono::steady_clock::now() < deadline) {
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
-      if (n < 14) {
-        std::this_thread::sleep_for(1ms);
-      } else if (std::memcmp(buf + 6, src_.data(), 6) == 0) {
-        const auto type = (uint16_t(buf[12]) << 8) | uint16_t(buf[13]);
-        if (type == 0x0800 || type == kExperimental) {  // not B's own IPv6/ARP chatter
-          ++out[Bytes(buf, buf + n)];
-          ++n_from_b;
-        }
-      }
-      if (!settling && n_from_b >= count) {
-        settling = true;
-        deadline = std::chrono::steady_clock::now() + 50ms;
-      }
-    }
+    for (Bytes& f : capture_frames(fd_, count, timeout, [&](std::span<const std::byte> f) {
+           if (f.size() < 14 || std::memcmp(f.data() + 6, src_.data(), 6) != 0) return false;
+           const auto type = (uint16_t(f[12]) << 8) | uint16_t(f[13]);
+           return type == 0x0800 || type == kExperimental;  // not B's own IPv6/ARP chatter
+         }))
+      ++out[std::move(f)];
     return out;
   }
 
