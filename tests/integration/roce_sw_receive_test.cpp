@@ -175,7 +175,9 @@ TEST_P(RoceSwReceive, roce_sw_EmulatorWritesBecomeHostFramesBadIcrcsCounted) {
       }
     EXPECT_EQ(got_bytes[f], want);
     EXPECT_EQ(got_complete[f], whole);
-    if (!bad(uint64_t{f} * kPerFrame + kPerFrame - 1)) EXPECT_EQ(immediate[f], f) << "the frame's immediate";
+    if (!bad(uint64_t{f} * kPerFrame + kPerFrame - 1)) {
+      EXPECT_EQ(immediate[f], f) << "the frame's immediate";
+    }
   }
   EXPECT_EQ(frames_out, kFrames);
   const HostFrameStats s = frames.stats();
