@@ -79,6 +79,13 @@ up() {
   out=$(ip -batch - 2>&1 <<EOF
 netns add $ns
 link add $a type veth peer name $b netns $ns
+EOF
+) || die "ip -batch failed: $out"
+  # No IPv6 on the veth: its router solicitations and MLD reports would cross netem too
+  # (drop counts that are not RoCE packets). rxe's IPv4 GID does not need it.
+  echo 1 > /proc/sys/net/ipv6/conf/$a/disable_ipv6 &&
+    ip netns exec $ns sh -c "echo 1 > /proc/sys/net/ipv6/conf/$b/disable_ipv6" || die "cannot disable IPv6 on the veth"
+  out=$(ip -batch - 2>&1 <<EOF
 addr add $ip_a/24 dev $a
 link set $a up
 netns exec $ns ip addr add $ip_b/24 dev $b
@@ -98,6 +105,12 @@ EOF
   # need the other end's MAC).
   ping -q -c 1 -W 5 $ip_b >/dev/null || die "no ping from $a to $ip_b"
   ip netns exec $ns ping -q -c 1 -W 5 $ip_a >/dev/null || die "no ping from $b to $ip_a"
+  # ... and kept: no ARP crosses netem later (only RoCE packets are lost, and counted).
+  local mac_a mac_b
+  read -r mac_a < /sys/class/net/$a/address
+  mac_b=$(ip -n $ns -br link show $b | awk '{print $3}')
+  ip neigh replace $ip_b lladdr "$mac_b" dev $a nud permanent &&
+    ip -n $ns neigh replace $ip_a lladdr "$mac_a" dev $b nud permanent || die "cannot pin the neighbour entries"
   show
   log "up: $dev on $a ($ip_a) <-> $b ($ip_b, namespace $ns)"
 }
