@@ -16,12 +16,8 @@ void HostFrames::place(const Packet& p, uint64_t now_ns) noexcept {
   ++counters_.packets;
   const auto first = p.segment(0);
   protocols::Decoded& d = decoded_;
-  decoder_->decode_packet(p.frame(), first, p.size(), d);
-  if (d.verdict == protocols::Verdict::data && d.nspans == 0) d.verdict = protocols::Verdict::control;
-  // Decoders keep spans inside the packet: only a split packet needs each span in one segment.
+  gpu::decode_for_spans(*decoder_, p, UINT32_MAX, d);  // (memcpy: a span of any size)
   const bool split = p.segments() > 1;
-  for (unsigned i = 0; split && d.verdict == protocols::Verdict::data && i < d.nspans; ++i)
-    if (!gpu::packet_bytes(p, d.spans[i].packet_offset, d.spans[i].bytes)) d.malformed("a span across the header split");
   if (d.verdict == protocols::Verdict::control) {
     ++counters_.control;
     return;
@@ -32,12 +28,9 @@ void HostFrames::place(const Packet& p, uint64_t now_ns) noexcept {
     return;
   }
   const uint64_t stream = d.has_stream ? d.stream : p.flow();
-  uint32_t n = 1;
-  if (!tracker_.place_hot(d, stream, placed_)) {
-    gpu::SpanOutcome outcome;
-    n = tracker_.place(d, stream, now_ns, placed_, &outcome);
-    if (outcome == gpu::SpanOutcome::malformed) last_reason_ = tracker_.last_malformed();
-  }
+  gpu::SpanOutcome outcome;
+  const uint32_t n = tracker_.place_packet(d, stream, now_ns, placed_, &outcome);
+  if (outcome == gpu::SpanOutcome::malformed) last_reason_ = tracker_.last_malformed();
   for (uint32_t i = 0; i < n; ++i) {
     const gpu::PlacedSpan& s = placed_[i];
     const std::byte* src = split ? gpu::packet_bytes(p, s.packet_offset, s.bytes) : first.data() + s.packet_offset;

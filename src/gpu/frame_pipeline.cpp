@@ -439,16 +439,9 @@ void FramePipeline::Impl::take_closed_spans() noexcept {
 
 // A packet of a span mode: the decoder says where its bytes go, the tracker whether they go.
 void FramePipeline::Impl::place_span_packet(const Packet& p, uint64_t now) noexcept {
-  decoder->decode_packet(p.frame(), p.segment(0), p.size(), decoded);
-  if (decoded.verdict == protocols::Verdict::data && decoded.nspans == 0) decoded.verdict = protocols::Verdict::control;
-  // Every span must be no larger than a staging place and readable in one segment (decoders
-  // keep spans inside the packet, so only a split packet needs the segment walk).
+  // Every span no larger than a staging place (in_bytes) and readable in one segment.
+  decode_for_spans(*decoder, p, in_bytes, decoded);
   const bool split = p.segments() > 1;
-  for (unsigned i = 0; decoded.verdict == protocols::Verdict::data && i < decoded.nspans; ++i) {
-    const protocols::Span& sp = decoded.spans[i];
-    if (sp.bytes > in_bytes || (split && !packet_bytes(p, sp.packet_offset, sp.bytes)))
-      decoded.malformed(sp.bytes > in_bytes ? "a span larger than the largest packet" : "a span across the header split");
-  }
   if (decoded.verdict != protocols::Verdict::data) {
     if (decoded.verdict == protocols::Verdict::control) {
       ++control;
@@ -460,12 +453,9 @@ void FramePipeline::Impl::place_span_packet(const Packet& p, uint64_t now) noexc
   }
   const uint64_t stream = decoded.has_stream ? decoded.stream : p.flow();
   PlacedSpan* const placed = placed_spans;
-  uint32_t n = 1;
-  if (!spans->place_hot(decoded, stream, placed)) {
-    SpanOutcome outcome;
-    n = spans->place(decoded, stream, now, placed, &outcome);
-    if (outcome == SpanOutcome::malformed) note_malformed(spans->last_malformed());
-  }
+  SpanOutcome outcome;
+  const uint32_t n = spans->place_packet(decoded, stream, now, placed, &outcome);
+  if (outcome == SpanOutcome::malformed) note_malformed(spans->last_malformed());
   for (uint32_t i = 0; i < n; ++i) {
     const PlacedSpan& ps = placed[i];
     const std::byte* src = split ? packet_bytes(p, ps.packet_offset, ps.bytes) : p.segment(0).data() + ps.packet_offset;

@@ -20,6 +20,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "net/mac_address.h"
+
 extern char** environ;
 
 namespace ndqtest {
@@ -170,12 +172,9 @@ std::string NetnsLab::mac(const Side& s) const {
 }
 
 std::array<uint8_t, 6> mac_bytes(const std::string& text) {
-  unsigned b[6];
-  if (std::sscanf(text.c_str(), "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
-    throw std::runtime_error("bad MAC " + text);
-  std::array<uint8_t, 6> m{};
-  for (int i = 0; i < 6; ++i) m[i] = static_cast<uint8_t>(b[i]);
-  return m;
+  const auto mac = netdaq::detail::parse_mac(text);
+  if (!mac) throw std::runtime_error("bad MAC " + text);
+  return *mac;
 }
 
 int open_capture(NetnsLab& lab, const NetnsLab::Side& side, uint16_t protocol, int rcvbuf) {

@@ -4,8 +4,6 @@
 // --local-file writes the queue pairs' parameters in the rdma engine's manual QP format, so
 // a sensor (or tests/guest/fpga_peer.py) finds where to write; --check-pattern checks each
 // frame's bytes against the sensor test pattern (sensor_pattern.h).
-#include <time.h>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -40,12 +38,6 @@ struct RoceRecvOptions {
   bool check_pattern = false;
   bool json = false;
 };
-
-uint64_t now_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return uint64_t(t.tv_sec) * 1'000'000'000 + uint64_t(t.tv_nsec);
-}
 
 const ReorderConfig* find_reorder(const Config& cfg, const std::string& name, const InterfaceConfig** iface) {
   for (const auto& i : cfg.interfaces)
@@ -213,7 +205,7 @@ int roce_recv(const RoceRecvOptions& o) {
     idle.reset();
     any = true;
     last_packet = now;
-    frames->receive(burst, now_ns());
+    frames->receive(burst, payload_clock_ns());
     burst.release();
     take_frames(*frames, o, t);
   }

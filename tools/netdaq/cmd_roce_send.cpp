@@ -22,6 +22,8 @@
 #include "errors.h"
 #include "idle_backoff.h"
 #include "netdaq/netdaq.h"
+#include "ip_address.h"
+#include "mac_address.h"
 #include "roce_sensor.h"
 #include "signals.h"
 
@@ -46,28 +48,17 @@ struct RoceSendOptions {
   bool json = false;
 };
 
-uint64_t now_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return uint64_t(t.tv_sec) * 1'000'000'000 + uint64_t(t.tv_nsec);
-}
-
+// The library's parsers (net/mac_address.h, net/ip_address.h), as the config's keys use them.
 bool parse_mac_text(const std::string& s, std::array<uint8_t, 6>& m) {
-  unsigned b[6];
-  char tail = 0;
-  if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) != 6) return false;
-  for (int i = 0; i < 6; ++i) {
-    if (b[i] > 255) return false;
-    m[i] = static_cast<uint8_t>(b[i]);
-  }
-  return true;
+  const auto mac = detail::parse_mac(s);
+  if (mac) m = *mac;
+  return mac.has_value();
 }
 
 bool parse_ipv4_text(const std::string& s, uint32_t& ip) {
-  in_addr a{};
-  if (inet_pton(AF_INET, s.c_str(), &a) != 1) return false;
-  ip = ntohl(a.s_addr);
-  return true;
+  const auto a = detail::parse_ipv4(s);
+  if (a) ip = ntohl(a->v4_network_order());
+  return a.has_value();
 }
 
 // The interface's MAC when its address is a netdev of this network namespace (SIOCGIFHWADDR:
@@ -207,7 +198,7 @@ int roce_send(const RoceSendOptions& o) {
   r.first_psn = sensor->next_psn();
   const uint64_t total = o.frames * sensor->packets_per_frame();
   IdleBackoff idle;
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = payload_clock_ns();
   while (r.packets < total && !stop_requested()) {
     TxBurst b = q->allocate(std::min<uint64_t>(batch, total - r.packets));
     if (!b) {
@@ -227,7 +218,7 @@ int roce_send(const RoceSendOptions& o) {
     }
     r.packets += want - b.size();  // what is left was stopped by a signal and is released unsent
   }
-  r.seconds = double(now_ns() - t0) / 1e9;
+  r.seconds = double(payload_clock_ns() - t0) / 1e9;
   r.frames = r.packets / sensor->packets_per_frame();
   r.corrupted = sensor->corrupted();
   r.next_psn = sensor->next_psn();

@@ -4,6 +4,7 @@
 #include <bit>
 #include <string>
 
+#include "gpu/host/packet_fields.h"
 #include "netdaq/status.h"
 
 namespace netdaq::gpu {
@@ -26,6 +27,18 @@ StreamStats to_stream_stats(const StreamState& s) noexcept {
   o.frames_dropped = s.stats.frames_dropped;
   o.bytes_missing = s.stats.bytes_missing;
   return o;
+}
+
+void decode_for_spans(protocols::Decoder& decoder, const Packet& p, uint32_t max_span, protocols::Decoded& d) noexcept {
+  decoder.decode_packet(p.frame(), p.segment(0), p.size(), d);
+  if (d.verdict == protocols::Verdict::data && d.nspans == 0) d.verdict = protocols::Verdict::control;
+  // Decoders keep spans inside the packet: only a split packet needs each span in one segment.
+  const bool split = p.segments() > 1;
+  for (unsigned i = 0; d.verdict == protocols::Verdict::data && i < d.nspans; ++i) {
+    const protocols::Span& sp = d.spans[i];
+    if (sp.bytes > max_span) d.malformed("a span larger than the largest packet");
+    else if (split && !packet_bytes(p, sp.packet_offset, sp.bytes)) d.malformed("a span across the header split");
+  }
 }
 
 SpanTrackerConfig span_tracker_config(const ReorderConfig& cfg) {

@@ -34,6 +34,11 @@ struct SpanTrackerConfig {
 // The tracker of a span-mode reorder config (frame_bytes, granule, window, streams, timeout).
 SpanTrackerConfig span_tracker_config(const ReorderConfig& cfg);
 
+// A packet decoded for placement, as every frame assembler does it (GPU pipeline, host
+// frames): decode_packet with its whole frame; data without spans counts as control; a span
+// larger than max_span, or across a header split, is malformed. Never allocates or throws.
+void decode_for_spans(protocols::Decoder& decoder, const Packet& p, uint32_t max_span, protocols::Decoded& d) noexcept;
+
 // Why a packet was not placed, or placed. A packet counts once: placed when any span was.
 enum class SpanOutcome : uint8_t { placed, duplicate, late, no_buffer, malformed, no_stream };
 
@@ -118,6 +123,15 @@ class SpanTracker {
     ++st.packets, ++st.placed, ++stats_.placed;
     *out = PlacedSpan{o->buffer, sp.offset, sp.packet_offset, sp.bytes};
     return true;
+  }
+  // place_hot(), else place(): the spans to copy and how the packet counts.
+  uint32_t place_packet(const protocols::Decoded& d, uint64_t stream_key, uint64_t now_ns, PlacedSpan* out,
+                        SpanOutcome* outcome) noexcept {
+    if (place_hot(d, stream_key, out)) {
+      *outcome = SpanOutcome::placed;
+      return 1;
+    }
+    return place(d, stream_key, now_ns, out, outcome);
   }
   void expire(uint64_t now_ns) noexcept;  // closes frames older than the timeout
   void close_all() noexcept;              // end of stream
