@@ -1,8 +1,16 @@
 // AF_XDP receive: the fill ring is kept topped up from the queue's pool; received frames are
 // handed over in place, pointing at their UDP payload (the headers stay readable through
 // Packet::frame()); released buffers go back to the pool and from there to the fill ring.
+//
+// Multi-buffer (XDP_USE_SG): a frame larger than one buffer comes as several descriptors,
+// all but the last marked XDP_PKT_CONTD. A frame of two buffers becomes one Packet of two
+// segments: segment 0 the UDP payload's part in the first buffer (l2_len header bytes in
+// front of it, as for one buffer), segment 1 the rest of the payload at the start of the
+// second buffer; buf[0], buf[1] their pool indices (release() returns both). A frame of more
+// buffers than kMaxSegments is dropped, its buffers returned (oversize, oversize_frames).
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -30,25 +38,35 @@ class AfxdpRx final : public RxPort {
   uint32_t receive(Packet* pkts, uint32_t max, uint64_t& bytes) noexcept override {
     refill();
     uint32_t idx = 0;
-    const uint32_t n = xsk_ring_cons__peek(xsk_->rx(), max, &idx);
+    uint32_t n = xsk_ring_cons__peek(xsk_->rx(), max, &idx);
     if (n == 0) {
       wake();
       return 0;
     }
+    // The kernel posts a frame's descriptors together, but `max` may have cut the last frame:
+    // take the rest of it too (it yields one packet, and started within the first max).
+    if (__builtin_expect(desc(idx + n - 1)->options & XDP_PKT_CONTD, 0)) n += peek_rest_of_frame();
     uint32_t out = 0;
     uint64_t nbytes = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-      const xdp_desc* d = xsk_ring_cons__rx_desc(xsk_->rx(), idx + i);
+    uint32_t i = 0;
+    for (; i < n; ++i) {
+      const xdp_desc* d = desc(idx + i);
+      if (__builtin_expect(d->options & XDP_PKT_CONTD, 0)) {
+        uint32_t last = i + 1;  // the frame's last descriptor: the first without XDP_PKT_CONTD
+        while (last < n && (desc(idx + last)->options & XDP_PKT_CONTD)) ++last;
+        if (last == n) break;  // its end is not in the ring yet: left there for the next receive
+        if (join(pkts[out], idx + i, last - i + 1, nbytes)) ++out;
+        i = last;
+        continue;
+      }
       const uint64_t start = d->addr & ~(chunk_ - 1);
       const auto buf = static_cast<uint32_t>(start / chunk_);
       std::byte* frame = base_ + d->addr;
       const UdpPayload u = find_udp_payload(frame, d->len);
       if (!u.ok) {  // the steering program only sends UDP: a frame no flow can match, as in
                     // every engine (flow_miss, engine counter non_udp_frames)
-        pool_.free_bulk(&buf, 1);
-        q_.counters->pool_in_use.fetch_sub(1, std::memory_order_relaxed);
-        q_.counters->drop(DropReason::flow_miss);
-        not_udp_.store(not_udp_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        drop_buffers(&buf, 1);
+        not_udp();
         continue;
       }
       PacketFields& f = fields(pkts[out++]);
@@ -62,9 +80,29 @@ class AfxdpRx final : public RxPort {
       f.flow = tagged_ ? flow_of(frame, d->addr - start) : only_flow_;
       f.timestamp_ns = 0;
     }
-    xsk_ring_cons__release(xsk_->rx(), n);
+    if (i < n) xsk_ring_cons__cancel(xsk_->rx(), n - i);  // an unfinished frame: peeked again next time
+    xsk_ring_cons__release(xsk_->rx(), i);
     bytes += nbytes;
     return out;
+  }
+
+  // Both buffers of a two-segment packet, and one of the others, back to the pool.
+  void release(Packet* pkts, uint32_t n) noexcept override {
+    constexpr uint32_t kChunk = 256;
+    uint32_t idx[kChunk * kMaxSegments];
+    uint64_t total = 0;
+    for (uint32_t base = 0; base < n; base += kChunk) {
+      const uint32_t m = std::min(n - base, kChunk);
+      uint32_t k = 0;
+      for (uint32_t i = 0; i < m; ++i) {
+        const PacketFields& f = fields(pkts[base + i]);
+        idx[k++] = f.buf[0];
+        if (__builtin_expect(f.nseg > 1, 0)) idx[k++] = f.buf[1];
+      }
+      pool_.free_bulk(idx, k);
+      total += k;
+    }
+    if (total) q_.counters->pool_in_use.fetch_sub(static_cast<int64_t>(total), std::memory_order_relaxed);
   }
 
   void refresh_counters() noexcept override {
@@ -86,6 +124,8 @@ class AfxdpRx final : public RxPort {
                          {"xsk_rx_invalid_descs", x.rx_invalid_descs},
                          {"flow_wrong_queue", seen_wrong_queue_.load(std::memory_order_relaxed)},  // read by refresh
                          {"non_udp_frames", not_udp_.load(std::memory_order_relaxed)},
+                         {"multi_buffer_frames", multi_.load(std::memory_order_relaxed)},
+                         {"oversize_frames", oversize_.load(std::memory_order_relaxed)},
                          {"wakeups", wakeups_.load(std::memory_order_relaxed)}};
   }
 
@@ -109,6 +149,88 @@ class AfxdpRx final : public RxPort {
     }
   }
 
+  const xdp_desc* desc(uint32_t i) noexcept { return xsk_ring_cons__rx_desc(xsk_->rx(), i); }
+
+  static void bump(std::atomic<uint64_t>& c) noexcept {  // written by the polling thread only
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  void not_udp() noexcept {
+    q_.counters->drop(DropReason::flow_miss);
+    bump(not_udp_);
+  }
+  // Buffers of a frame that is not handed over: straight back to the pool.
+  void drop_buffers(const uint32_t* bufs, uint32_t n) noexcept {
+    pool_.free_bulk(bufs, n);
+    q_.counters->pool_in_use.fetch_sub(n, std::memory_order_relaxed);
+  }
+
+  // Peeks, one at a time, the descriptors that follow the batch up to the end of the frame
+  // the batch's end cut (they follow the batch's in the ring); returns how many it peeked:
+  // all of them, or fewer if the end is not there (receive() then leaves the frame).
+  uint32_t peek_rest_of_frame() noexcept {
+    uint32_t got = 0;
+    for (uint32_t k = 0; k < kMaxFrameDescs; ++k) {
+      uint32_t at = 0;
+      if (xsk_ring_cons__peek(xsk_->rx(), 1, &at) != 1) break;
+      ++got;
+      if (!(desc(at)->options & XDP_PKT_CONTD)) break;
+    }
+    return got;
+  }
+
+  // The frame of descriptors first..first+ndesc-1: into p (returns true) when it has two
+  // buffers and is UDP; otherwise its buffers go back to the pool and it is counted.
+  bool join(Packet& p, uint32_t first, uint32_t ndesc, uint64_t& nbytes) noexcept {
+    uint32_t bufs[kMaxFrameDescs];
+    if (ndesc > kMaxSegments) {  // beyond what a Packet holds
+      for (uint32_t done = 0; done < ndesc;) {
+        const uint32_t m = std::min(ndesc - done, kMaxFrameDescs);
+        for (uint32_t k = 0; k < m; ++k) bufs[k] = static_cast<uint32_t>(desc(first + done + k)->addr / chunk_);
+        drop_buffers(bufs, m);
+        done += m;
+      }
+      q_.counters->drop(DropReason::oversize);
+      bump(oversize_);
+      return false;
+    }
+    for (uint32_t k = 0; k < 2; ++k) bufs[k] = static_cast<uint32_t>(desc(first + k)->addr / chunk_);
+    const xdp_desc* d0 = desc(first);
+    const xdp_desc* d1 = desc(first + 1);
+    const uint64_t start0 = d0->addr & ~(chunk_ - 1);
+    std::byte* frame = base_ + d0->addr;
+    // The headers are in the first buffer (the kernel fills it before the next); the UDP
+    // length may reach into the second.
+    const UdpPayload u = find_udp_payload(frame, d0->len + d1->len);
+    if (!u.ok || u.offset > d0->len) {
+      drop_buffers(bufs, 2);
+      not_udp();
+      return false;
+    }
+    const uint32_t len0 = std::min(u.size, d0->len - u.offset);
+    PacketFields& f = fields(p);
+    f.data[0] = frame + u.offset;
+    f.len[0] = len0;
+    f.cap[0] = static_cast<uint32_t>(chunk_ - (d0->addr - start0) - u.offset);
+    f.buf[0] = bufs[0];
+    if (len0 < u.size) {
+      const uint64_t start1 = d1->addr & ~(chunk_ - 1);
+      f.nseg = 2;
+      f.data[1] = base_ + d1->addr;
+      f.len[1] = u.size - len0;
+      f.cap[1] = static_cast<uint32_t>(chunk_ - (d1->addr - start1));
+      f.buf[1] = bufs[1];
+      bump(multi_);
+    } else {  // the payload ends in the first buffer (the second holds padding): one segment
+      f.nseg = 1;
+      drop_buffers(&bufs[1], 1);
+    }
+    nbytes += u.size;
+    f.l2_len = static_cast<uint16_t>(u.offset);
+    f.flow = tagged_ ? flow_of(frame, d0->addr - start0) : only_flow_;
+    f.timestamp_ns = 0;
+    return true;
+  }
+
   // An empty RX ring: drive the kernel when it asked for it (need_wakeup) or when busy polling.
   void wake() noexcept {
     if (xsk_->busy_poll() || (xsk_->need_wakeup() && xsk_ring_prod__needs_wakeup(xsk_->fill()))) {
@@ -129,6 +251,8 @@ class AfxdpRx final : public RxPort {
   }
 
   static constexpr uint32_t kRefillBatch = 64;
+  // Descriptors of one frame the kernel can post: MAX_SKB_FRAGS + 1 (17 with 4 KiB pages).
+  static constexpr uint32_t kMaxFrameDescs = 32;
   QueueResources q_;
   std::shared_ptr<XskSocket> xsk_;
   const SteeringProgram& program_;
@@ -139,6 +263,8 @@ class AfxdpRx final : public RxPort {
   uint32_t only_flow_;   // else the one flow's id (0 without flows)
   std::atomic<uint64_t> wakeups_{0};
   std::atomic<uint64_t> not_udp_{0};  // written by the polling thread only
+  std::atomic<uint64_t> multi_{0};    // frames of two buffers handed over (ditto)
+  std::atomic<uint64_t> oversize_{0};  // frames of more buffers than a Packet's segments (ditto)
   std::atomic<uint64_t> seen_dropped_{0}, seen_ring_full_{0}, seen_wrong_queue_{0}, seen_invalid_{0};
 };
 

@@ -29,6 +29,8 @@ class Umem {
   // How the first socket bound; later sockets sharing the UMEM inherit it.
   bool zero_copy = false;
   bool need_wakeup = false;
+  bool multi_buffer = false;       // bound with XDP_USE_SG (the kernel keeps it in the UMEM)
+  std::string multi_buffer_refused;  // why XDP_USE_SG was refused ("" if it was not)
 
  private:
   BufferPool& pool_;

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
 #include <signal.h>
@@ -113,12 +114,23 @@ SteeringProgram::SteeringProgram(const NetdevInfo& dev, const InterfaceConfig& i
   route_libbpf_logs_to_debug();
   netns_ = open_current_netns();
 
-  LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "netdaq_steer");
-  obj_ = bpf_object__open_mem(netdaq_afxdp_steer_obj, netdaq_afxdp_steer_obj_end - netdaq_afxdp_steer_obj,
-                              &open_opts);
-  if (!obj_) throw Error(Errc::system, context + ": cannot open the embedded steering program: " + errno_text(errno));
+  int err = open_and_load(true, context);
+  if (err && err != -EPERM && err != -EACCES) {
+    // A kernel without multi-buffer XDP (before 5.18) refuses BPF_F_XDP_HAS_FRAGS and
+    // bpf_xdp_get_buff_len: load the single-buffer variant, as netdaq did before.
+    bpf_object__close(obj_);
+    obj_ = nullptr;
+    const int frags_err = err;
+    err = open_and_load(false, context);
+    if (err == 0)
+      log()->info("afxdp {}: the kernel refused a frags-aware XDP program ({}); loaded it without multi-buffer "
+                  "support: frames larger than one buffer cannot be received",
+                  dev_.name, errno_text(frags_err));
+    else
+      err = frags_err;  // the first refusal is the one that says why
+  }
   try {
-    if (int err = bpf_object__load(obj_)) {
+    if (err) {
       if (err == -EPERM || err == -EACCES)
         throw Error(Errc::system, context + ": insufficient privileges to load the XDP steering program (" +
                                       errno_text(err) + "): " + privileges_hint());
@@ -139,6 +151,38 @@ SteeringProgram::SteeringProgram(const NetdevInfo& dev, const InterfaceConfig& i
     bpf_object__close(obj_);
     throw;
   }
+}
+
+// Opens the embedded object into obj_ and loads it: frags-aware (SEC "xdp.frags") or, with
+// frags false, as a plain XDP program whose ndq_frags constant is 0. Returns libbpf's error.
+int SteeringProgram::open_and_load(bool frags, const std::string& context) {
+  LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "netdaq_steer");
+  obj_ = bpf_object__open_mem(netdaq_afxdp_steer_obj, netdaq_afxdp_steer_obj_end - netdaq_afxdp_steer_obj,
+                              &open_opts);
+  if (!obj_) throw Error(Errc::system, context + ": cannot open the embedded steering program: " + errno_text(errno));
+  frags_ = frags;
+  if (!frags) {
+    bpf_program* prog = bpf_object__find_program_by_name(obj_, kProgName);
+    if (prog) bpf_program__set_flags(prog, bpf_program__flags(prog) & ~BPF_F_XDP_HAS_FRAGS);
+    // ndq_frags = 0: its offset in .rodata from the object's BTF.
+    bpf_map* rodata = bpf_object__find_map_by_name(obj_, ".rodata");
+    const btf* b = bpf_object__btf(obj_);
+    size_t size = 0;
+    const auto* init = rodata ? static_cast<const uint8_t*>(bpf_map__initial_value(rodata, &size)) : nullptr;
+    const int sec_id = b ? btf__find_by_name_kind(b, ".rodata", BTF_KIND_DATASEC) : -1;
+    if (init && sec_id > 0) {
+      std::vector<uint8_t> bytes(init, init + size);
+      const btf_type* sec = btf__type_by_id(b, sec_id);
+      const btf_var_secinfo* v = btf_var_secinfos(sec);
+      for (uint16_t i = 0; i < btf_vlen(sec); ++i, ++v) {
+        const char* name = btf__name_by_offset(b, btf__type_by_id(b, v->type)->name_off);
+        if (name && std::strcmp(name, "ndq_frags") == 0 && v->offset + sizeof(uint32_t) <= size)
+          std::memset(bytes.data() + v->offset, 0, sizeof(uint32_t));
+      }
+      bpf_map__set_initial_value(rodata, bytes.data(), bytes.size());
+    }
+  }
+  return bpf_object__load(obj_);
 }
 
 SteeringProgram::~SteeringProgram() {

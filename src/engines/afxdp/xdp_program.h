@@ -30,6 +30,9 @@ class SteeringProgram {
   void remove_xsk(uint32_t queue) noexcept;
 
   bool native() const noexcept { return native_; }
+  // Loaded frags-aware (multi-buffer XDP: jumbo frames in several buffers); false on a kernel
+  // without it (before 5.18), where frames larger than one buffer never reach the program.
+  bool frags() const noexcept { return frags_; }
   std::vector<FlowStats> flow_stats() const;
   // Flows steered to `queue`; with one, packets carry no flow tag and its id is only_flow().
   size_t flows_of_queue(uint16_t queue) const noexcept;
@@ -42,6 +45,7 @@ class SteeringProgram {
   void attach(XdpAttach how, const std::string& context);
   void fill_maps(const std::string& context);
   void detach() noexcept;
+  int open_and_load(bool frags, const std::string& context);
 
   const NetdevInfo dev_;
   const InterfaceConfig& iface_;
@@ -50,6 +54,7 @@ class SteeringProgram {
   int prog_fd_ = -1, rules_fd_ = -1, counts_fd_ = -1, owner_fd_ = -1, xsks_fd_ = -1;
   bool native_ = false;
   bool attached_ = false;
+  bool frags_ = true;
   uint32_t nrules_ = 0;
 };
 

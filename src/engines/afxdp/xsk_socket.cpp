@@ -50,20 +50,26 @@ XskSocket::XskSocket(const NetdevInfo& dev, uint32_t queue, Umem& umem, bool rx,
   const uint16_t wake = opts.need_wakeup ? XDP_USE_NEED_WAKEUP : 0;
   int err = 0;
   if (!first) {
-    err = create(dev, rx, tx, 0);  // binds with XDP_SHARED_UMEM: the first socket's mode
+    err = create(dev, rx, tx, 0);  // binds with XDP_SHARED_UMEM: the first socket's mode and SG
     zero_copy_ = umem.zero_copy;
     need_wakeup_ = umem.need_wakeup;
+    multi_buffer_ = umem.multi_buffer;
+    sg_refused_ = umem.multi_buffer_refused;
   } else if (opts.mode == XskMode::copy) {
-    err = create(dev, rx, tx, XDP_COPY | wake);
+    err = create_sg(dev, rx, tx, XDP_COPY | wake);
   } else {
-    err = create(dev, rx, tx, XDP_ZEROCOPY | wake);
+    err = create_sg(dev, rx, tx, XDP_ZEROCOPY | wake);
     zero_copy_ = err == 0;
     if (err && opts.mode == XskMode::automatic && err != -EBUSY) {
       log()->info("afxdp {} queue {}: zero-copy not available ({}); using copy mode", dev.name, queue,
                   why_failed(err, dev, queue, umem_bytes));
-      err = create(dev, rx, tx, XDP_COPY | wake);
+      err = create_sg(dev, rx, tx, XDP_COPY | wake);
     }
   }
+  if (err == 0 && first && !multi_buffer_)
+    log()->warn("afxdp {} queue {}: multi-buffer AF_XDP refused (XDP_USE_SG: {}): frames larger than one "
+                "buffer ({} B less 256 B of XDP headroom) are dropped (xsk_rx_dropped, counted pool_empty)",
+                dev.name, queue, sg_refused_, umem.chunk());
   if (err) {
     const bool zc_refused = opts.mode == XskMode::zero_copy && err == -EOPNOTSUPP;
     throw Error(zc_refused ? Errc::unsupported : err == -EINVAL ? Errc::not_found : Errc::system,
@@ -75,6 +81,8 @@ XskSocket::XskSocket(const NetdevInfo& dev, uint32_t queue, Umem& umem, bool rx,
     need_wakeup_ = wake != 0;
     umem.zero_copy = zero_copy_;
     umem.need_wakeup = need_wakeup_;
+    umem.multi_buffer = multi_buffer_;
+    umem.multi_buffer_refused = sg_refused_;
   }
   try {
     set_busy_poll(opts, context);
@@ -92,6 +100,17 @@ int XskSocket::create(const NetdevInfo& dev, bool rx, bool tx, uint16_t bind_fla
   while ((err = create_once(dev, rx, tx, bind_flags)) == -EBUSY && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   return err;
+}
+
+// Binds with XDP_USE_SG and, where that is refused (EINVAL: a kernel before 6.6 that does
+// not know the flag; EOPNOTSUPP: a driver without multi-buffer zero-copy), without it.
+int XskSocket::create_sg(const NetdevInfo& dev, bool rx, bool tx, uint16_t bind_flags) {
+  const int err = create(dev, rx, tx, bind_flags | XDP_USE_SG);
+  multi_buffer_ = err == 0;
+  if (err != -EINVAL && err != -EOPNOTSUPP) return err;
+  const int plain = create(dev, rx, tx, bind_flags);
+  if (plain == 0) sg_refused_ = errno_text(err);
+  return plain;
 }
 
 int XskSocket::create_once(const NetdevInfo& dev, bool rx, bool tx, uint16_t bind_flags) {
@@ -129,6 +148,7 @@ std::string XskSocket::mode() const {
   std::string m = zero_copy_ ? "zero-copy" : "copy";
   if (need_wakeup_) m += " need_wakeup";
   if (busy_poll_) m += " busy_poll";
+  m += multi_buffer_ ? " multi-buffer" : " single-buffer (XDP_USE_SG refused: " + sg_refused_ + ")";
   return m;
 }
 

@@ -1,6 +1,14 @@
 /* netdaq's AF_XDP steering program: packets of the configured flows go to the XSK of their
  * NIC queue; everything else (ARP, ICMP, SSH, other ports) passes to the kernel untouched.
- * Compiled with clang -target bpf at build time and embedded in libnetdaq. */
+ * Compiled with clang -target bpf at build time and embedded in libnetdaq.
+ *
+ * Frags-aware (SEC "xdp.frags", BPF_F_XDP_HAS_FRAGS): a jumbo frame may come as several
+ * buffers (multi-buffer XDP). The headers are read only from the first buffer
+ * (ctx->data..ctx->data_end, which can be shorter than the frame): a frame whose headers do
+ * not fit there is not matched and passes to the kernel. Byte counters count the whole
+ * frame (bpf_xdp_get_buff_len). On a kernel without multi-buffer XDP the engine loads this
+ * program without the frags flag and with ndq_frags = 0 (xdp_program.cpp): the helper's call
+ * is then dead code the verifier removes. */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -39,6 +47,9 @@ struct {
   __type(key, __u32);
   __type(value, __u32);
 } netdaq_xsks SEC(".maps");
+
+/* Set by the loader before loading (read-only data, a constant for the verifier). */
+const volatile __u32 ndq_frags = 1;
 
 struct vlan_tag {
   __be16 tci;
@@ -136,11 +147,11 @@ static __always_inline void tag(struct xdp_md *ctx, __u32 flow) {
   m->magic = NDQ_META_MAGIC;
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int netdaq_steer(struct xdp_md *ctx) {
   void *data = (void *)(long)ctx->data;
-  void *end = (void *)(long)ctx->data_end;
-  const __u64 bytes = end - data;
+  void *end = (void *)(long)ctx->data_end; /* end of the first buffer */
+  const __u64 bytes = ndq_frags ? bpf_xdp_get_buff_len(ctx) : (__u64)(end - data);
   struct fields f = {};
   __u32 zero = 0;
   struct ndq_control *ctl = bpf_map_lookup_elem(&netdaq_owner, &zero);
