@@ -56,6 +56,14 @@ class Packet {
     return f_.l2_len && f_.nseg == 1 ? std::span<const std::byte>(f_.data[0] - f_.l2_len, f_.l2_len + f_.len[0])
                                      : std::span<const std::byte>();
   }
+  // From the Ethernet header to the end of segment 0, when the engine keeps the headers: the
+  // whole frame() for a packet of one segment, the frame's first piece for one that came in
+  // two buffers (afxdp multi-buffer, header-data split), whose rest is segment(1).
+  std::span<const std::byte> frame_head() const noexcept {
+    if (f_.whole_frame) return segment(0);
+    return f_.l2_len && f_.nseg ? std::span<const std::byte>(f_.data[0] - f_.l2_len, f_.l2_len + f_.len[0])
+                                : std::span<const std::byte>();
+  }
   uint32_t flow() const noexcept { return f_.flow; }
   // The 32-bit immediate data the sender attached (rdma engine, op: write_imm: the message's
   // sequence number, modulo 2^32); nullopt for packets without one.

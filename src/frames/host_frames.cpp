@@ -33,8 +33,11 @@ void HostFrames::place(const Packet& p, uint64_t now_ns) noexcept {
   if (outcome == gpu::SpanOutcome::malformed) last_reason_ = tracker_.last_malformed();
   for (uint32_t i = 0; i < n; ++i) {
     const gpu::PlacedSpan& s = placed_[i];
-    const std::byte* src = split ? gpu::packet_bytes(p, s.packet_offset, s.bytes) : first.data() + s.packet_offset;
-    std::memcpy(&mem_[size_t{s.buffer} * frame_bytes_ + s.offset], src, s.bytes);
+    std::byte* dst = &mem_[size_t{s.buffer} * frame_bytes_ + s.offset];
+    if (!split)
+      std::memcpy(dst, first.data() + s.packet_offset, s.bytes);
+    else
+      gpu::for_each_piece(p, s.packet_offset, s.bytes, [&](const std::byte* src, uint32_t len, uint32_t at) { std::memcpy(dst + at, src, len); });
   }
 }
 
@@ -44,7 +47,7 @@ namespace {
 // decoder's first pass over them (RoCE: the ICRC) otherwise waits on every cache miss in
 // turn (bench/roce_sw.md).
 void prefetch(const Packet& p) noexcept {
-  auto bytes = p.frame();
+  auto bytes = p.frame_head();
   if (bytes.empty()) bytes = p.segment(0);
   for (size_t at = 0; at < bytes.size(); at += 64) __builtin_prefetch(bytes.data() + at);
 }

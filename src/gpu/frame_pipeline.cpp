@@ -6,6 +6,7 @@
 // them has completed.
 #include <algorithm>
 #include <bit>
+#include <numeric>
 #include <vector>
 
 #include "core/log.h"
@@ -99,6 +100,7 @@ struct FramePipeline::Impl {
   // The clock read by the last submit(), not yet used by next_frame(): an application that
   // asks for frames after each burst pays for one clock read per burst, not two.
   uint64_t submit_ns = 0;
+  uint32_t piece_align = 1;  // span modes: bytes a span's second piece starts at a multiple of
 
   explicit Impl(const ReorderConfig& c) : cfg(c), tracker(tracker_config(c)) {
     if (c.frames == FrameTarget::host)
@@ -165,6 +167,9 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
     out_slot_bytes = static_cast<uint32_t>(std::min<uint64_t>(out_of(in_bytes), UINT32_MAX));
     decoder = protocols::make_decoder(cfg);
     spans = std::make_unique<SpanTracker>(span_tracker_config(cfg));
+    // A span's piece in a second buffer starts at whole input samples (the conversion's unit).
+    const bool converts = cfg.input != SampleFormat::raw && cfg.output != SampleFormat::raw;
+    piece_align = converts ? std::lcm(sample_bits(cfg.input), 8u) / 8 : 1;
   } else {
     in_bytes = cfg.payload_size;
     out_slot_bytes = static_cast<uint32_t>(converted_bytes(in_bytes, cfg.input, cfg.output));
@@ -440,7 +445,7 @@ void FramePipeline::Impl::take_closed_spans() noexcept {
 // A packet of a span mode: the decoder says where its bytes go, the tracker whether they go.
 void FramePipeline::Impl::place_span_packet(const Packet& p, uint64_t now) noexcept {
   // Every span no larger than a staging place (in_bytes) and readable in one segment.
-  decode_for_spans(*decoder, p, in_bytes, decoded);
+  decode_for_spans(*decoder, p, in_bytes, decoded, piece_align);
   const bool split = p.segments() > 1;
   if (decoded.verdict != protocols::Verdict::data) {
     if (decoded.verdict == protocols::Verdict::control) {
@@ -458,8 +463,17 @@ void FramePipeline::Impl::place_span_packet(const Packet& p, uint64_t now) noexc
   if (outcome == SpanOutcome::malformed) note_malformed(spans->last_malformed());
   for (uint32_t i = 0; i < n; ++i) {
     const PlacedSpan& ps = placed[i];
-    const std::byte* src = split ? packet_bytes(p, ps.packet_offset, ps.bytes) : p.segment(0).data() + ps.packet_offset;
-    add_span(reinterpret_cast<uint64_t>(src), uint64_t{ps.buffer} * frame_bytes + out_of(ps.offset), ps.bytes, copy);
+    const uint64_t dst = uint64_t{ps.buffer} * frame_bytes;
+    if (!split) {
+      const std::byte* src = p.segment(0).data() + ps.packet_offset;
+      add_span(reinterpret_cast<uint64_t>(src), dst + out_of(ps.offset), ps.bytes, copy);
+      continue;
+    }
+    // A span across two buffers goes as two entries (decode_for_spans kept each piece whole
+    // input samples).
+    for_each_piece(p, ps.packet_offset, ps.bytes, [&](const std::byte* src, uint32_t len, uint32_t at) {
+      add_span(reinterpret_cast<uint64_t>(src), dst + out_of(ps.offset + at), len, copy);
+    });
   }
   if (spans->has_closed()) take_closed_spans();
 }

@@ -76,6 +76,15 @@ struct Decoded {
   }
 };
 
+// A received packet's bytes as a decoder sees them (Packet::frame_head, segment 0 and 1).
+struct PacketBytes {
+  std::span<const std::byte> frame;  // from the Ethernet header to the end of `first`; empty
+                                     // where the engine keeps no headers (socket)
+  std::span<const std::byte> first;  // the UDP payload's first segment (headers lie in it)
+  std::span<const std::byte> rest;   // the second segment of a packet in two buffers, else empty
+  uint32_t packet_len = 0;           // the whole UDP payload: first + rest
+};
+
 class Decoder {
  public:
   virtual ~Decoder() = default;
@@ -83,16 +92,11 @@ class Decoder {
   // in it); packet_len: the whole UDP payload's length (segments after the first included).
   // Spans never reach beyond packet_len.
   virtual void decode(std::span<const std::byte> first, uint32_t packet_len, Decoded& out) const noexcept = 0;
-  // decode() with the packet's whole frame: what the tracker calls. frame: from the Ethernet
-  // header (Packet::frame()), empty where the engine keeps no headers (socket). Decoders that
-  // read the IP/UDP headers (roce: the ICRC) or keep state between packets (roce: PSNs per
-  // queue pair) override it; such a decoder is called from one thread, in arrival order.
-  // Never allocates, throws or reads outside frame and first.
-  virtual void decode_packet(std::span<const std::byte> frame, std::span<const std::byte> first, uint32_t packet_len,
-                             Decoded& out) noexcept {
-    (void)frame;
-    decode(first, packet_len, out);
-  }
+  // decode() with the packet's headers: what the tracker calls. Decoders that read the IP/UDP
+  // headers (roce: the ICRC) or keep state between packets (roce: PSNs per queue pair)
+  // override it; such a decoder is called from one thread, in arrival order. Never allocates,
+  // throws or reads outside the packet's pieces.
+  virtual void decode_packet(const PacketBytes& p, Decoded& out) noexcept { decode(p.first, p.packet_len, out); }
 };
 
 // The decoder of cfg.mode (fields, spead, vita49 or roce; the config already validated). Throws

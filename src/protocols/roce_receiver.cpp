@@ -22,6 +22,7 @@ namespace {
 constexpr uint32_t kPsnHalf = 1u << 23;  // PSN distances below this are ahead, else behind
 constexpr uint32_t kMaxPsnWindow = 1u << 23;
 
+constexpr size_t kHeadersInFirstPiece = 14 + 4 + 60 + 8;  // Ethernet, VLAN tag, IPv4 with options, UDP
 constexpr const char* kNoHeaders = "RoCE: ICRC check needs the IP header (engine without whole frames)";
 constexpr const char* kHeadersUnreadable = "RoCE: ICRC check found no Ethernet / IP / UDP headers in the frame";
 constexpr const char* kBadIcrc = "RoCE: ICRC mismatch";
@@ -123,15 +124,24 @@ void RoceDecoder::accept(Qp& q, uint64_t RoceCounters::*counter) noexcept {
   ++(q.counters.*counter);
 }
 
-// nullptr: the ICRC is right; else kHeadersUnreadable or kBadIcrc.
-const char* RoceDecoder::check_icrc(std::span<const std::byte> frame) const noexcept {
-  const detail::UdpPayload u = detail::find_udp_payload(frame.data(), static_cast<uint32_t>(frame.size()));
-  if (!u.ok || u.size < roce::kBthBytes + roce::kIcrcBytes) return kHeadersUnreadable;
+// nullptr: the ICRC is right; else kHeadersUnreadable or kBadIcrc. A packet in two buffers
+// (p.rest not empty) is covered across both; its headers must lie in the first.
+const char* RoceDecoder::check_icrc(const PacketBytes& p) const noexcept {
+  const std::span<const std::byte> head = p.frame, rest = p.rest;
+  // find_udp_payload reads only headers (at most kHeadersInFirstPiece bytes): with a
+  // second piece, the first must hold all of them so that it never reads across the gap.
+  if (!rest.empty() && head.size() < kHeadersInFirstPiece) return kHeadersUnreadable;
+  const detail::UdpPayload u = detail::find_udp_payload(head.data(), static_cast<uint32_t>(head.size() + rest.size()));
+  if (!u.ok || u.size < roce::kBthBytes + roce::kIcrcBytes || u.offset > head.size()) return kHeadersUnreadable;
   // The source address lies 12 bytes into an IPv4 header, 8 into an IPv6 one.
-  const std::byte* ip = u.src_ip - (u.ipv6 ? 8 : 12);
-  const std::byte* icrc_at = frame.data() + u.offset + u.size - roce::kIcrcBytes;
-  const auto covered = std::span<const std::byte>(ip, static_cast<size_t>(icrc_at - ip));
-  return roce::icrc(covered) == roce::load_icrc(icrc_at) ? nullptr : kBadIcrc;
+  const size_t ip = static_cast<size_t>(u.src_ip - (u.ipv6 ? 8 : 12) - head.data());
+  const size_t icrc_at = size_t{u.offset} + u.size - roce::kIcrcBytes;  // in head, then rest
+  const auto byte_at = [&](size_t i) { return i < head.size() ? head[i] : rest[i - head.size()]; };
+  std::byte stored[roce::kIcrcBytes];
+  for (size_t i = 0; i < roce::kIcrcBytes; ++i) stored[i] = byte_at(icrc_at + i);
+  const size_t in_head = std::min(icrc_at, head.size());
+  const uint32_t crc = roce::icrc(head.subspan(ip, in_head - ip), rest.first(icrc_at - in_head));
+  return crc == roce::load_icrc(stored) ? nullptr : kBadIcrc;
 }
 
 // The PSN against the QP's expected one; records it as received unless a duplicate or stale.
@@ -297,15 +307,14 @@ void RoceDecoder::place_write(Qp& q, const roce::Packet& pk, std::span<const std
   accept(q, &RoceCounters::placed);
 }
 
-void RoceDecoder::decode_packet(std::span<const std::byte> frame, std::span<const std::byte> first, uint32_t packet_len,
-                                Decoded& out) noexcept {
+void RoceDecoder::decode_packet(const PacketBytes& p, Decoded& out) noexcept {
   out.reset();
   ++total_.packets;
   roce::Packet pk;
-  if (const char* why = roce::parse(first, packet_len, pk)) return refuse(nullptr, &RoceCounters::malformed, why, out);
+  if (const char* why = roce::parse(p.first, p.packet_len, pk)) return refuse(nullptr, &RoceCounters::malformed, why, out);
   if (options_.check_icrc) {
-    if (frame.empty()) return refuse(nullptr, &RoceCounters::no_headers, kNoHeaders, out);
-    if (const char* why = check_icrc(frame))
+    if (p.frame.empty()) return refuse(nullptr, &RoceCounters::no_headers, kNoHeaders, out);
+    if (const char* why = check_icrc(p))
       return refuse(nullptr, why == kBadIcrc ? &RoceCounters::bad_icrc : &RoceCounters::no_headers, why, out);
   }
   Qp* q = find(pk.bth.dest_qp);
@@ -321,7 +330,7 @@ void RoceDecoder::decode_packet(std::span<const std::byte> frame, std::span<cons
     out.verdict = Verdict::control;
     return accept(*q, &RoceCounters::send);
   }
-  place_write(*q, pk, first, psn == Psn::in_order, out);
+  place_write(*q, pk, p.first, psn == Psn::in_order, out);
 }
 
 }  // namespace netdaq::protocols

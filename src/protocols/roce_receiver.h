@@ -67,8 +67,7 @@ class RoceDecoder final : public Decoder {
 
   // Stateless decoding cannot check PSNs: always malformed (use decode_packet()).
   void decode(std::span<const std::byte> first, uint32_t packet_len, Decoded& out) const noexcept override;
-  void decode_packet(std::span<const std::byte> frame, std::span<const std::byte> first, uint32_t packet_len,
-                     Decoded& out) noexcept override;
+  void decode_packet(const PacketBytes& p, Decoded& out) noexcept override;
 
   const RoceCounters& counters() const noexcept { return total_; }
   // One queue pair's (nullptr for a QPN not configured); unknown_qp counts only in total.
@@ -121,7 +120,7 @@ class RoceDecoder final : public Decoder {
   enum class Psn : uint8_t { in_order, out_of_order, duplicate, stale };
 
   Qp* find(uint32_t qpn) noexcept;
-  const char* check_icrc(std::span<const std::byte> frame) const noexcept;
+  const char* check_icrc(const PacketBytes& p) const noexcept;
   Psn check_psn(Qp& q, uint32_t psn) noexcept;
   Psn classify_psn(Qp& q, uint32_t psn, uint32_t ahead) noexcept;  // ahead: psn - expected, 24 bits
   bool frame_of(Qp& q, uint64_t slot, bool in_order, uint64_t* frame) noexcept;

@@ -14,7 +14,9 @@
 //      TTL) and a payload (the rest): build_frame fills exactly frame_bytes() (and refuses a
 //      buffer one byte short), the IPv4 checksum sums to ones, parse() reads back what was
 //      asked, the ICRC written is icrc()'s, and one byte changed outside the masked fields
-//      changes it while a masked one does not.
+//      changes it while a masked one does not. Then the receiver (check_icrc) decodes that
+//      frame whole and in two pieces cut anywhere (a packet in two AF_XDP buffers): the same
+//      verdict and reason, unless the first piece lacks the headers (then: unreadable).
 // Inputs and first segments lie in exact-size heap buffers, so AddressSanitizer reports any read
 // past them. Any violation prints what failed and aborts, which libFuzzer reports as a crash.
 #include <algorithm>
@@ -25,7 +27,9 @@
 #include <span>
 #include <vector>
 
+#include "net/frame_headers.h"
 #include "protocols/roce.h"
+#include "protocols/roce_receiver.h"
 
 #define NDQ_FUZZER "roce_sw_fuzz"
 #include "decoder_fuzz.h"
@@ -119,6 +123,34 @@ struct Reader {
   }
 };
 
+// The frame through two receivers for its QP, one given it whole and one in two pieces.
+void check_receiver(std::span<const std::byte> frame, const roce::FrameSpec& s, size_t cut) {
+  const size_t size = frame.size();
+  netdaq::RoceOptions o;
+  netdaq::RoceQueuePair q;
+  q.qpn = s.bth.dest_qp, q.rkey = s.reth.rkey, q.base_va = s.reth.va, q.slots = 2, q.stride = q.slot_size = 1 << 16;
+  q.psn = s.bth.psn;
+  o.queue_pairs.push_back(q);
+  o.mtu = 4096;
+  netdaq::protocols::RoceDecoder whole_rx(o, 1 << 16), split_rx(o, 1 << 16);
+  const auto u = netdaq::detail::find_udp_payload(frame.data(), static_cast<uint32_t>(frame.size()));
+  CHECK(u.ok);
+  netdaq::protocols::Decoded whole, split;
+  whole_rx.decode_packet({frame.first(u.offset + u.size), frame.subspan(u.offset, u.size), {}, u.size}, whole);
+  // The first piece ends at the cut, but holds at least the UDP header (as an engine's does).
+  const size_t at = std::clamp<size_t>(cut % (frame.size() + 1), u.offset, u.offset + u.size);
+  const Buf head(reinterpret_cast<const uint8_t*>(frame.data()), at);
+  const Buf rest(reinterpret_cast<const uint8_t*>(frame.data()) + at, u.offset + u.size - at);
+  split_rx.decode_packet({head.span(), head.span().subspan(u.offset), rest.span(), u.size}, split);
+  if (at < 14 + 4 + 60 + 8 && at < u.offset + u.size) {
+    CHECK(split.verdict == netdaq::protocols::Verdict::malformed || whole.verdict == split.verdict);
+    return;
+  }
+  CHECK(whole.verdict == split.verdict);
+  CHECK(whole.reason == split.reason || (whole.reason && split.reason && std::strcmp(whole.reason, split.reason) == 0));
+  CHECK(whole_rx.counters().bad_icrc == 0 && split_rx.counters().bad_icrc == 0);
+}
+
 void check_round_trip(const uint8_t* data, size_t size, size_t cut) {
   Reader r{data, size};
   roce::FrameSpec s;
@@ -161,6 +193,8 @@ void check_round_trip(const uint8_t* data, size_t size, size_t cut) {
   CHECK(!p.has_imm || p.imm == s.imm);
   CHECK(p.payload_bytes == payload.size());
   CHECK(payload.empty() || std::memcmp(udp_payload.data() + p.payload_offset, payload.data(), payload.size()) == 0);
+
+  check_receiver(frame, s, cut);
 
   std::span<std::byte> ip = std::span(frame).subspan(kEth, frame.size() - kEth - roce::kIcrcBytes);
   const uint32_t written = roce::load_icrc(frame.data() + frame.size() - roce::kIcrcBytes);

@@ -2,6 +2,7 @@
 // (segment 0 then segment 1). Host code, no CUDA: used by the GPU pipeline's CPU side.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +24,27 @@ inline const std::byte* packet_bytes(const Packet& p, uint32_t offset, uint32_t 
     start += len;
   }
   return nullptr;
+}
+
+// Calls fn(bytes, n, at) for each piece of [offset, offset + n) of the packet, one per segment
+// it touches (at: the piece's offset within the range), so that a span across two buffers
+// is copied in two. False, and no call, when the range reaches beyond the packet.
+template <class Fn>
+bool for_each_piece(const Packet& p, uint32_t offset, uint32_t n, Fn&& fn) noexcept {
+  if (uint64_t{offset} + n > p.size()) return false;
+  uint32_t start = 0, done = 0;
+  for (unsigned s = 0; s < p.segments() && done < n; ++s) {
+    const auto seg = p.segment(s);
+    const auto len = static_cast<uint32_t>(seg.size());
+    const uint32_t from = offset + done;
+    if (from < start + len) {
+      const uint32_t take = std::min(n - done, start + len - from);
+      fn(seg.data() + (from - start), take, done);
+      done += take;
+    }
+    start += len;
+  }
+  return true;
 }
 
 // An unsigned integer of `bytes` (1, 2, 4 or 8) bytes in the given byte order.

@@ -29,15 +29,25 @@ StreamStats to_stream_stats(const StreamState& s) noexcept {
   return o;
 }
 
-void decode_for_spans(protocols::Decoder& decoder, const Packet& p, uint32_t max_span, protocols::Decoded& d) noexcept {
-  decoder.decode_packet(p.frame(), p.segment(0), p.size(), d);
+void decode_for_spans(protocols::Decoder& decoder, const Packet& p, uint32_t max_span, protocols::Decoded& d,
+                      uint32_t piece_align) noexcept {
+  decoder.decode_packet({p.frame_head(), p.segment(0), p.segment(1), p.size()}, d);
   if (d.verdict == protocols::Verdict::data && d.nspans == 0) d.verdict = protocols::Verdict::control;
-  // Decoders keep spans inside the packet: only a split packet needs each span in one segment.
   const bool split = p.segments() > 1;
   for (unsigned i = 0; d.verdict == protocols::Verdict::data && i < d.nspans; ++i) {
     const protocols::Span& sp = d.spans[i];
-    if (sp.bytes > max_span) d.malformed("a span larger than the largest packet");
-    else if (split && !packet_bytes(p, sp.packet_offset, sp.bytes)) d.malformed("a span across the header split");
+    if (!split) {
+      if (sp.bytes > max_span) d.malformed("a span larger than the largest packet");
+      continue;
+    }
+    bool too_big = false, misaligned = false;
+    const bool inside = for_each_piece(p, sp.packet_offset, sp.bytes, [&](const std::byte*, uint32_t n, uint32_t at) {
+      too_big |= n > max_span;
+      misaligned |= at % piece_align != 0;
+    });
+    if (!inside) d.malformed("a span beyond the packet");
+    else if (too_big) d.malformed("a span larger than the largest packet");
+    else if (misaligned) d.malformed("a span split between two buffers inside an input sample");
   }
 }
 

@@ -35,9 +35,12 @@ struct SpanTrackerConfig {
 SpanTrackerConfig span_tracker_config(const ReorderConfig& cfg);
 
 // A packet decoded for placement, as every frame assembler does it (GPU pipeline, host
-// frames): decode_packet with its whole frame; data without spans counts as control; a span
-// larger than max_span, or across a header split, is malformed. Never allocates or throws.
-void decode_for_spans(protocols::Decoder& decoder, const Packet& p, uint32_t max_span, protocols::Decoded& d) noexcept;
+// frames): decode_packet with its headers and both segments; data without spans counts as
+// control. A span across two segments is placed in two pieces: each must be at most max_span
+// and the second must start at a multiple of piece_align bytes into the span (whole input
+// samples for a conversion); else the packet is malformed. Never allocates or throws.
+void decode_for_spans(protocols::Decoder& decoder, const Packet& p, uint32_t max_span, protocols::Decoded& d,
+                      uint32_t piece_align = 1) noexcept;
 
 // Why a packet was not placed, or placed. A packet counts once: placed when any span was.
 enum class SpanOutcome : uint8_t { placed, duplicate, late, no_buffer, malformed, no_stream };
