@@ -111,8 +111,9 @@ size_t send_kernel(NetnsLab& lab, uint16_t port, const std::vector<Bytes>& paylo
   });
 }
 
-AfxdpIface receiver(const NetnsLab& lab, uint16_t port) {
+AfxdpIface receiver(const NetnsLab& lab, uint16_t port, XdpAttach attach = XdpAttach::automatic) {
   AfxdpIface rs{.dev = lab.a().veth, .rx_queues = {0}, .flows = {udp_flow(1, 0, port)}, .buf_size = kChunk};
+  rs.afxdp.attach = attach;
   return rs;
 }
 
@@ -150,11 +151,9 @@ AfxdpIface receiver(const NetnsLab& lab, uint16_t port) {
 // 3840 bytes arrive as two segments, every payload byte intact. The first 201 frames are in
 // the RX ring before the first poll, so a batch of 64 descriptors ends inside a two-buffer
 // frame (descriptor 63 is the first of a 7600-byte frame): the cut frame is delivered whole.
-TEST(AfxdpMultibuffer, JumboFramesArriveInTwoSegmentsIntact) {
-  NDQ_REQUIRE_AFXDP();
+void jumbo_frames_intact(XdpAttach attach, uint16_t port) {
   JumboLab jl(9000);
   NetnsLab& lab = jl.lab;
-  const uint16_t port = 46300;
   const std::vector<size_t> sizes = {1000, 3800, 4174, 6000, 7600};
   const size_t groups1 = 40, groups2 = 200;
   std::vector<size_t> frames = {1000};
@@ -165,7 +164,7 @@ TEST(AfxdpMultibuffer, JumboFramesArriveInTwoSegmentsIntact) {
   size_t two = 0;
   for (size_t f : frames) two += f > kRoom;
 
-  auto rx = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(receiver(lab, port).build()); });
+  auto rx = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(receiver(lab, port, attach).build()); });
   auto& q = rx->rx_queue("x0");
   size_t sent = send_kernel(lab, port, payloads, 0, first);
   std::this_thread::sleep_for(300ms);  // all of them in the RX ring before the first poll
@@ -186,6 +185,26 @@ TEST(AfxdpMultibuffer, JumboFramesArriveInTwoSegmentsIntact) {
   uint64_t bytes = 0;
   for (size_t f : frames) bytes += f - kHeaders;
   EXPECT_EQ(st.bytes, bytes) << "bytes are UDP payload bytes, both segments";
+  // The frags-aware program attaches natively to veth at MTU 9000 (a plain one is refused).
+  const char* xdp = attach == XdpAttach::generic ? "generic XDP" : "native XDP";
+  EXPECT_NE(st.mode.find(xdp), std::string::npos) << st.mode;
+  const auto fs = rx->flow_stats();
+  uint64_t flow_bytes = 0;
+  for (const auto& r : fs)
+    if (!r.unmatched && r.flow == 1) flow_bytes = r.bytes;
+  uint64_t wire = 0;
+  for (size_t f : frames) wire += f;
+  EXPECT_EQ(flow_bytes, wire) << "the program counts whole frames (bpf_xdp_get_buff_len)";
+}
+
+TEST(AfxdpMultibuffer, JumboFramesArriveInTwoSegmentsIntact) {
+  NDQ_REQUIRE_AFXDP();
+  jumbo_frames_intact(XdpAttach::automatic, 46300);
+}
+
+TEST(AfxdpMultibuffer, JumboFramesGenericXdpArriveInTwoSegmentsIntact) {
+  NDQ_REQUIRE_AFXDP();
+  jumbo_frames_intact(XdpAttach::generic, 46303);
 }
 
 // 8000-byte frames need three buffers: each is dropped, counted oversize (and in the engine's
