@@ -30,6 +30,8 @@ struct EngineCapabilities {
                                    // RxQueue::finished() says when it has been read to its end
   uint32_t max_flows = 0;          // rx.flows per interface
   uint32_t max_queues = 0;         // rx (and tx) queues per interface; 0: no engine limit
+  uint32_t rx_buffers_per_packet = 1;  // RX: buffers one packet may fill (afxdp multi-buffer: 2,
+                                       // a packet of two segments); 1: a packet fits one buffer
 };
 
 struct EngineInfo {

@@ -164,7 +164,8 @@ void check_roce(Checker& c, const InterfaceConfig& iface, const QueueConfig* q, 
   const Config& cfg = c.config();
   // The largest packet: BTH, RETH, immediate, mtu bytes and the ICRC in the UDP payload.
   const uint64_t largest = wire::kBthBytes + wire::kRethBytes + wire::kImmBytes + o.mtu + wire::kIcrcBytes;
-  const uint64_t held = buffer_bytes(cfg, *q);
+  // Engines that receive a packet into several buffers (afxdp multi-buffer) hold more.
+  const uint64_t held = buffer_bytes(cfg, *q) * (caps ? std::max(caps->rx_buffers_per_packet, 1u) : 1u);
   if (ib_mtu && held && held < largest)
     c.error(p + ".mtu", std::to_string(o.mtu),
             "packets carry up to " + std::to_string(largest) + " bytes of UDP payload (BTH, RETH, immediate, " +

@@ -151,7 +151,7 @@ void RxQueueImpl::end_frees() noexcept {
   reclaim_seq_.store(reclaim_seq_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
-// The worker frees returned bursts inside a sequence lock: stats() subtracts the packets of
+// The worker frees returned bursts inside a sequence lock: stats() subtracts the buffers of
 // bursts returned but not yet freed from the engine's pool_in_use, and must not see the
 // engine's count and a burst's holder from either side of one free.
 void RxQueueImpl::free_returned(LineDesc& l) noexcept {
@@ -310,13 +310,15 @@ void RxQueueImpl::worker_finish() noexcept {
   }
 }
 
-// Worker mode: packets of the bursts returned whose buffers the worker has not freed yet.
-uint64_t RxQueueImpl::returned_packets() const noexcept {
+// Worker mode: buffers of the bursts returned that the worker has not freed yet (a packet in
+// two buffers, afxdp multi-buffer, holds two).
+uint64_t RxQueueImpl::returned_buffers() const noexcept {
   uint64_t n = 0;
   if (worker_mode_)
     for (uint32_t i = 0; i < res_.queue->ring_depth; ++i) {
       const LineDesc& l = descs_[i];
-      if (l.holder.load(std::memory_order_acquire) == Holder::returned) n += l.d.count - l.d.first;
+      if (l.holder.load(std::memory_order_acquire) != Holder::returned) continue;
+      for (uint32_t k = l.d.first; k < l.d.count; ++k) n += l.d.pkts[k].segments();
     }
   return n;
 }
@@ -331,7 +333,7 @@ QueueStats RxQueueImpl::stats() const {
     const uint32_t seq = reclaim_seq_.load(std::memory_order_acquire);
     if (!(seq & 1)) {
       res_.counters->snapshot(s);
-      const uint64_t r = returned_packets();
+      const uint64_t r = returned_buffers();
       std::atomic_thread_fence(std::memory_order_acquire);
       if (reclaim_seq_.load(std::memory_order_relaxed) == seq) {
         s.pool_in_use = s.pool_in_use > r ? s.pool_in_use - r : 0;

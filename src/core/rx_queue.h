@@ -69,7 +69,7 @@ class RxQueueImpl final : public BurstOwner {
   void free_returned(LineDesc& l) noexcept;  // worker: inside the reclaim sequence lock
   void begin_frees() noexcept;  // reclaim_seq_ odd: stats() waits or retries
   void end_frees() noexcept;
-  uint64_t returned_packets() const noexcept;
+  uint64_t returned_buffers() const noexcept;
   std::unique_ptr<LineDesc[]> descs_;  // ring_depth of them
   BurstDesc spare_;                   // worker: receives here when the app holds every burst
   const bool hold_back_;              // finite source (a file): a full ring waits, never drops

@@ -50,6 +50,8 @@ void prefetch(const Packet& p) noexcept {
   auto bytes = p.frame_head();
   if (bytes.empty()) bytes = p.segment(0);
   for (size_t at = 0; at < bytes.size(); at += 64) __builtin_prefetch(bytes.data() + at);
+  const auto rest = p.segment(1);  // a frame in two buffers
+  for (size_t at = 0; at < rest.size(); at += 64) __builtin_prefetch(rest.data() + at);
 }
 
 constexpr size_t kAhead = 2;  // packets fetched ahead: far enough for the misses, near enough to stay cached

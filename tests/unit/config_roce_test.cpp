@@ -191,6 +191,39 @@ TEST_F(roce_sw_config, TheBuffersHoldTheLargestPacket) {
             "queue's buffers hold (2048 bytes)");
 }
 
+// afxdp receives a frame into two UMEM buffers (multi-buffer): mtu 4096 over 4096-byte buffers
+// (4174-byte frames) is fine there, and refused where a packet must fit one buffer.
+TEST_F(roce_sw_config, TwoBufferEnginesHoldAPacketLargerThanABuffer) {
+  const std::string afxdp = R"(
+memory_regions:
+  - {name: pay, kind: pinned, gpu: 0, buf_size: 4096, num_bufs: 16384}
+interfaces:
+  - name: sensor
+    engine: afxdp
+    address: veth1
+    rx:
+      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]
+      flows: [{id: 0, queue: 0, match: {udp_dst: 4791}}]
+      reorder:
+        - queue: 0
+          mode: roce
+          roce:
+            mtu: 4096
+            queue_pairs: [{qpn: 0x100, slot_size: 65536}]
+)";
+  EXPECT_NO_THROW(Config::parse(afxdp, "test.yaml"));
+  std::string socket = afxdp;
+  const auto edit = [&](const std::string& from, const std::string& to) { socket.replace(socket.find(from), from.size(), to); };
+  edit("engine: afxdp", "engine: socket");
+  edit("address: veth1", "address: udp://0.0.0.0:4791");
+  edit("      flows: [{id: 0, queue: 0, match: {udp_dst: 4791}}]\n", "");
+  edit("            mtu: 4096", "            check_icrc: false\n            mtu: 4096");
+  const auto issues = test::issues_of([&] { Config::parse(socket, "test.yaml"); });
+  const ConfigIssue* i = find_issue(issues, "interfaces[0].rx.reorder[0].roce.mtu");
+  ASSERT_NE(i, nullptr) << (issues.empty() ? "none" : issues[0].to_string());
+  EXPECT_NE(i->message.find("more than the queue's buffers hold (4096 bytes)"), std::string::npos) << i->message;
+}
+
 TEST_F(roce_sw_config, FrameBytesIsTheLargestSlotSize) {
   const std::string qps = R"(
             queue_pairs: [{qpn: 0x100, slot_size: 4096}, {qpn: 0x101, slot_size: 8192}])";

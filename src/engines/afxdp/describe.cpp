@@ -4,6 +4,7 @@
 #include "core/option_table.h"
 #include "engines/afxdp/limits.h"
 #include "engines/afxdp/validate.h"
+#include "netdaq/burst.h"
 #include "netdaq/engines/afxdp.h"
 
 namespace netdaq {
@@ -44,7 +45,8 @@ EngineDescriptor afxdp_descriptor() {
   EngineDescriptor d;
   d.name = "afxdp";
   d.capabilities = {.whole_frames = true, .flow_steering = true, .max_flows = static_cast<uint32_t>(lim::kMaxFlows),
-                    .max_queues = static_cast<uint32_t>(lim::kMaxRxQueues)};
+                    .max_queues = static_cast<uint32_t>(lim::kMaxRxQueues),
+                    .rx_buffers_per_packet = kMaxSegments};  // multi-buffer receive (rx.cpp)
   d.capabilities_of = [caps = d.capabilities](const InterfaceConfig& i) {
     EngineCapabilities c = caps;
     c.tx_whole_frames = i.options.get<AfxdpOptions>().tx_raw_frames;
