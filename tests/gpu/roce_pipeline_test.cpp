@@ -52,29 +52,46 @@ class Wire final : public ndqtest::HeapBursts {
   std::vector<std::byte>& last() { return frames_.back(); }
   void copy_last() { frames_.push_back(frames_.back()); }
 
-  void pin() {
+  // split: UDP payload bytes in the first buffer; the rest of a longer packet goes in a second
+  // buffer elsewhere (afxdp multi-buffer: a packet of two segments). 0: one buffer each.
+  void pin(uint32_t split = 0) {
+    split_ = split;
     size_t most = 0;
     for (const auto& f : frames_) most = std::max(most, f.size());
     stride_ = (most + 63) / 64 * 64;
     ASSERT_EQ(cudaHostAlloc(reinterpret_cast<void**>(&mem_), stride_ * frames_.size(), cudaHostAllocMapped), cudaSuccess);
-    for (size_t i = 0; i < frames_.size(); ++i) std::memcpy(mem_ + i * stride_, frames_[i].data(), frames_[i].size());
+    ASSERT_EQ(cudaHostAlloc(reinterpret_cast<void**>(&rest_), stride_ * frames_.size(), cudaHostAllocMapped), cudaSuccess);
+    for (size_t i = 0; i < frames_.size(); ++i) {
+      const size_t first = cut(i);
+      std::memcpy(mem_ + i * stride_, frames_[i].data(), first);
+      std::memcpy(rest_ + i * stride_, frames_[i].data() + first, frames_[i].size() - first);
+    }
   }
-  ~Wire() { cudaFreeHost(mem_); }
+  ~Wire() {
+    cudaFreeHost(mem_);
+    cudaFreeHost(rest_);
+  }
   size_t size() const { return frames_.size(); }
   RxBurst burst(size_t from, size_t n) {
     return make(n, [&](size_t k, netdaq::detail::PacketFields& f) {
-      f.nseg = 1;
-      f.data[0] = mem_ + (from + k) * stride_ + kHeaders;
-      f.len[0] = f.cap[0] = static_cast<uint32_t>(frames_[from + k].size() - kHeaders);
-      f.l2_len = kHeaders;  // Packet::frame(): the headers the ICRC covers
+      const size_t i = from + k, first = cut(i);
+      f.nseg = first < frames_[i].size() ? 2 : 1;
+      f.data[0] = mem_ + i * stride_ + kHeaders;
+      f.len[0] = f.cap[0] = static_cast<uint32_t>(first - kHeaders);
+      f.l2_len = kHeaders;  // Packet::frame_head(): the headers the ICRC covers
+      f.data[1] = rest_ + i * stride_;
+      f.len[1] = f.cap[1] = static_cast<uint32_t>(frames_[i].size() - first);
     });
   }
 
  private:
+  size_t cut(size_t i) const { return split_ ? std::min(frames_[i].size(), size_t{kHeaders} + split_) : frames_[i].size(); }
+
   std::vector<std::vector<std::byte>> frames_;
-  uint32_t psn_ = 0;
+  uint32_t psn_ = 0, split_ = 0;
   size_t stride_ = 0;
   std::byte* mem_ = nullptr;
+  std::byte* rest_ = nullptr;
 };
 
 std::vector<std::byte> pattern(uint64_t frame, uint32_t from, uint32_t n) {
@@ -103,7 +120,8 @@ class roce_sw_gpu_frames : public ::testing::TestWithParam<Case> {
   }
 };
 
-TEST_P(roce_sw_gpu_frames, WritesBecomeFramesWithLossDuplicateBadIcrcAndRecord) {
+// split: packets in two buffers from that UDP payload byte (0: one buffer).
+void writes_become_frames(const ReorderConfig& config, uint32_t split) {
   Wire w;
   const uint64_t frames = 6;
   for (uint64_t f = 0; f < frames; ++f) {
@@ -130,8 +148,8 @@ TEST_P(roce_sw_gpu_frames, WritesBecomeFramesWithLossDuplicateBadIcrcAndRecord) 
     std::vector<std::byte> record(128, std::byte(0xA0 + f));
     w.write(roce::Opcode::uc_write_only_imm, slot + kFrame, record, static_cast<uint32_t>(f));
   }
-  w.pin();
-  FramePipeline p(config());
+  w.pin(split);
+  FramePipeline p(config);
   std::vector<std::vector<std::byte>> got;
   std::vector<FrameInfo> info;
   std::vector<uint64_t> imm;
@@ -175,6 +193,13 @@ TEST_P(roce_sw_gpu_frames, WritesBecomeFramesWithLossDuplicateBadIcrcAndRecord) 
   EXPECT_EQ(s.frames_incomplete, 2u);
   EXPECT_EQ(w.outstanding(), 0);
 }
+
+TEST_P(roce_sw_gpu_frames, WritesBecomeFramesWithLossDuplicateBadIcrcAndRecord) { writes_become_frames(config(), 0); }
+
+// The same packets each in two buffers, cut inside the payload (afxdp multi-buffer receive of
+// frames larger than a UMEM buffer): the ICRC checked across both, the payload placed from
+// both as two span pieces.
+TEST_P(roce_sw_gpu_frames, PacketsInTwoBuffersBecomeTheSameFrames) { writes_become_frames(config(), 600); }
 
 INSTANTIATE_TEST_SUITE_P(Modes, roce_sw_gpu_frames,
                          ::testing::Values(Case{LaunchMode::per_burst, Staging::copy},
