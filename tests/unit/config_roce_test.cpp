@@ -36,6 +36,28 @@ const char* kOneQp = R"(          roce:
             check_icrc: false
             queue_pairs: [{qpn: 0x100, rkey: 0x1234, base_va: 0x10000000, slots: 4, slot_size: 65536}])";
 
+// An afxdp interface steering UDP 4791 to a roce reorder (check_icrc left at true), its region
+// of `kind`; the roce block on line 14.
+std::string afxdp_roce_yaml(const std::string& kind) {
+  return test::fill_in(R"(
+memory_regions:
+  - {name: pay, kind: KIND, gpu: 0, buf_size: 4096, num_bufs: 16384}
+interfaces:
+  - name: sensor
+    engine: afxdp
+    address: veth1
+    rx:
+      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]
+      flows: [{id: 0, queue: 0, match: {udp_dst: 4791}}]
+      reorder:
+        - queue: 0
+          mode: roce
+          roce:
+            queue_pairs: [{qpn: 0x100, slot_size: 65536}]
+)",
+                       "KIND", kind);
+}
+
 class roce_sw_config : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -194,31 +216,15 @@ TEST_F(roce_sw_config, TheBuffersHoldTheLargestPacket) {
 // afxdp receives a frame into two UMEM buffers (multi-buffer): mtu 4096 over 4096-byte buffers
 // (4174-byte frames) is fine there, and refused where a packet must fit one buffer.
 TEST_F(roce_sw_config, TwoBufferEnginesHoldAPacketLargerThanABuffer) {
-  const std::string afxdp = R"(
-memory_regions:
-  - {name: pay, kind: pinned, gpu: 0, buf_size: 4096, num_bufs: 16384}
-interfaces:
-  - name: sensor
-    engine: afxdp
-    address: veth1
-    rx:
-      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]
-      flows: [{id: 0, queue: 0, match: {udp_dst: 4791}}]
-      reorder:
-        - queue: 0
-          mode: roce
-          roce:
-            mtu: 4096
-            queue_pairs: [{qpn: 0x100, slot_size: 65536}]
-)";
-  EXPECT_NO_THROW(Config::parse(afxdp, "test.yaml"));
-  std::string socket = afxdp;
-  const auto edit = [&](const std::string& from, const std::string& to) { socket.replace(socket.find(from), from.size(), to); };
+  std::string y = afxdp_roce_yaml("pinned");
+  const auto edit = [&](const std::string& from, const std::string& to) { y.replace(y.find(from), from.size(), to); };
+  edit("          roce:\n", "          roce:\n            mtu: 4096\n");
+  EXPECT_NO_THROW(Config::parse(y, "test.yaml"));
   edit("engine: afxdp", "engine: socket");
   edit("address: veth1", "address: udp://0.0.0.0:4791");
   edit("      flows: [{id: 0, queue: 0, match: {udp_dst: 4791}}]\n", "");
   edit("            mtu: 4096", "            check_icrc: false\n            mtu: 4096");
-  const auto issues = test::issues_of([&] { Config::parse(socket, "test.yaml"); });
+  const auto issues = test::issues_of([&] { Config::parse(y, "test.yaml"); });
   const ConfigIssue* i = find_issue(issues, "interfaces[0].rx.reorder[0].roce.mtu");
   ASSERT_NE(i, nullptr) << (issues.empty() ? "none" : issues[0].to_string());
   EXPECT_NE(i->message.find("more than the queue's buffers hold (4096 bytes)"), std::string::npos) << i->message;
@@ -266,27 +272,7 @@ TEST_F(roce_sw_config, IcrcNeedsTheIpHeaderAndCpuReadableBytes) {
   EXPECT_NE(i->message.find("or set check_icrc: false"), std::string::npos) << i->message;
 
   // afxdp delivers whole frames: checked; but not over device memory, which the CPU cannot read.
-  const char* afxdp = R"(
-memory_regions:
-  - {name: pay, kind: KIND, gpu: 0, buf_size: 4096, num_bufs: 16384}
-interfaces:
-  - name: sensor
-    engine: afxdp
-    address: veth1
-    rx:
-      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]
-      flows: [{id: 0, queue: 0, match: {udp_dst: 4791}}]
-      reorder:
-        - queue: 0
-          mode: roce
-          roce:
-            queue_pairs: [{qpn: 0x100, slot_size: 65536}]
-)";
-  auto with_kind = [&](const std::string& kind) {
-    std::string t = afxdp;
-    t.replace(t.find("KIND"), 4, kind);
-    return t;
-  };
+  const auto with_kind = afxdp_roce_yaml;
   EXPECT_NO_THROW(Config::parse(with_kind("pinned"), "test.yaml"));
   issues = test::issues_of([&] { Config::parse(with_kind("device"), "test.yaml"); });
   expect_at(issues, "roce.check_icrc", 14, "region 'pay' is of kind device, which the CPU cannot read");
