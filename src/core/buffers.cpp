@@ -40,15 +40,33 @@ uint32_t attach_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexc
 
 void return_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexcept {
   constexpr uint32_t kChunk = 256;
-  uint32_t idx[kChunk];
-  for (unsigned s = 0; s < q.segments; ++s) {
-    for (uint32_t base = 0; base < n; base += kChunk) {
-      const uint32_t m = std::min(n - base, kChunk);
-      for (uint32_t i = 0; i < m; ++i) idx[i] = fields(pkts[base + i]).buf[s];
-      q.pools[s]->free_bulk(idx, m);
+  uint32_t idx[kChunk * kMaxSegments];
+  if (q.segments > 1) {  // header-data split: one buffer of each pool, one pool_in_use each
+    for (unsigned s = 0; s < q.segments; ++s) {
+      for (uint32_t base = 0; base < n; base += kChunk) {
+        const uint32_t m = std::min(n - base, kChunk);
+        for (uint32_t i = 0; i < m; ++i) idx[i] = fields(pkts[base + i]).buf[s];
+        q.pools[s]->free_bulk(idx, m);
+      }
     }
+    if (n) q.counters->pool_in_use.fetch_sub(n, std::memory_order_relaxed);
+    return;
   }
-  if (n) q.counters->pool_in_use.fetch_sub(n, std::memory_order_relaxed);
+  // One pool: a packet holds a buffer per segment (two for a frame received in two buffers,
+  // afxdp multi-buffer), each counted in pool_in_use.
+  uint64_t total = 0;
+  for (uint32_t base = 0; base < n; base += kChunk) {
+    const uint32_t m = std::min(n - base, kChunk);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < m; ++i) {
+      const PacketFields& f = fields(pkts[base + i]);
+      idx[k++] = f.buf[0];
+      if (__builtin_expect(f.nseg > 1, 0)) idx[k++] = f.buf[1];
+    }
+    q.pools[0]->free_bulk(idx, k);
+    total += k;
+  }
+  if (total) q.counters->pool_in_use.fetch_sub(static_cast<int64_t>(total), std::memory_order_relaxed);
 }
 
 uint64_t packet_bytes(const Packet* pkts, uint32_t n) noexcept {

@@ -29,7 +29,8 @@ struct QueueResources {
 // Fills packet i's segments from freshly allocated pool buffers (data, cap, buf; len = 0).
 // Returns how many packets got all their segments; the rest of the buffers are returned.
 uint32_t attach_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexcept;
-// Returns the buffers of n packets to the queue's pools.
+// Returns the buffers of n packets to the queue's pools: one of each pool per packet with
+// header-data split, else one per segment (a frame in two buffers of the one pool).
 void return_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexcept;
 // The sum of n packets' size(), for engines that do not count bytes while filling.
 uint64_t packet_bytes(const Packet* pkts, uint32_t n) noexcept;

@@ -310,14 +310,20 @@ void RxQueueImpl::worker_finish() noexcept {
   }
 }
 
-// Worker mode: buffers of the bursts returned that the worker has not freed yet (a packet in
-// two buffers, afxdp multi-buffer, holds two).
+// Worker mode: what the bursts returned but not yet freed hold of pool_in_use, which counts
+// one per set of buffers a packet takes from the queue's pools: a header-data split packet
+// (one buffer of each pool) holds one, a packet in two buffers of one pool (afxdp
+// multi-buffer) two.
 uint64_t RxQueueImpl::returned_buffers() const noexcept {
   uint64_t n = 0;
   if (worker_mode_)
     for (uint32_t i = 0; i < res_.queue->ring_depth; ++i) {
       const LineDesc& l = descs_[i];
       if (l.holder.load(std::memory_order_acquire) != Holder::returned) continue;
+      if (res_.segments > 1) {
+        n += l.d.count - l.d.first;
+        continue;
+      }
       for (uint32_t k = l.d.first; k < l.d.count; ++k) n += l.d.pkts[k].segments();
     }
   return n;

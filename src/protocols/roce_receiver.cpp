@@ -136,9 +136,15 @@ const char* RoceDecoder::check_icrc(const PacketBytes& p) const noexcept {
   // The source address lies 12 bytes into an IPv4 header, 8 into an IPv6 one.
   const size_t ip = static_cast<size_t>(u.src_ip - (u.ipv6 ? 8 : 12) - head.data());
   const size_t icrc_at = size_t{u.offset} + u.size - roce::kIcrcBytes;  // in head, then rest
-  const auto byte_at = [&](size_t i) { return i < head.size() ? head[i] : rest[i - head.size()]; };
-  std::byte stored[roce::kIcrcBytes];
-  for (size_t i = 0; i < roce::kIcrcBytes; ++i) stored[i] = byte_at(icrc_at + i);
+  const std::byte* stored = head.data() + icrc_at;
+  std::byte gathered[roce::kIcrcBytes];
+  if (icrc_at + roce::kIcrcBytes > head.size()) {  // the ICRC lies in the second piece, or across
+    for (size_t i = 0; i < roce::kIcrcBytes; ++i) {
+      const size_t at = icrc_at + i;
+      gathered[i] = at < head.size() ? head[at] : rest[at - head.size()];
+    }
+    stored = gathered;
+  }
   const size_t in_head = std::min(icrc_at, head.size());
   const uint32_t crc = roce::icrc(head.subspan(ip, in_head - ip), rest.first(icrc_at - in_head));
   return crc == roce::load_icrc(stored) ? nullptr : kBadIcrc;

@@ -54,14 +54,7 @@ class PacketSource final : public ndqtest::HeapBursts {
   std::byte* mem_ = nullptr;
 };
 
-struct Case {
-  LaunchMode launch;
-  Staging staging;
-};
-
-std::string name_of(const ::testing::TestParamInfo<Case>& i) {
-  return std::string(to_string(i.param.launch)) + "_" + to_string(i.param.staging);
-}
+using Case = ndqtest::LaunchCase;
 
 class Pipeline : public ::testing::TestWithParam<Case> {
  protected:
@@ -350,12 +343,7 @@ TEST_P(Pipeline, SmallBurstsGatheredIntoFewerJobs) {
   EXPECT_TRUE(f.complete());
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, Pipeline,
-                         ::testing::Values(Case{LaunchMode::per_burst, Staging::copy},
-                                           Case{LaunchMode::per_burst, Staging::direct},
-                                           Case{LaunchMode::graph, Staging::copy},
-                                           Case{LaunchMode::persistent, Staging::direct}),
-                         name_of);
+INSTANTIATE_TEST_SUITE_P(Modes, Pipeline, ndqtest::every_launch_mode(), ndqtest::launch_case_name);
 
 }  // namespace
 }  // namespace netdaq::gpu

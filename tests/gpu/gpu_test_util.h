@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "../require_env.h"
 #include "netdaq/gpu.h"
 
@@ -54,6 +56,21 @@ inline ::testing::AssertionResult pipeline_accounted(const ::netdaq::gpu::Pipeli
                                        << " + duplicate " << s.duplicate << " + late " << s.late << " + malformed "
                                        << s.malformed << " + no_buffer " << s.no_buffer << " + control " << s.control
                                        << " + no_stream " << s.no_stream;
+}
+
+// The launch modes a GPU pipeline test runs in: per_burst with each staging, graph (copy) and
+// persistent (direct, as it needs), named e.g. "per_burst_copy".
+struct LaunchCase {
+  ::netdaq::LaunchMode launch;
+  ::netdaq::Staging staging;
+};
+inline std::string launch_case_name(const ::testing::TestParamInfo<LaunchCase>& i) {
+  return std::string(::netdaq::to_string(i.param.launch)) + "_" + ::netdaq::to_string(i.param.staging);
+}
+inline auto every_launch_mode() {
+  using ::netdaq::LaunchMode, ::netdaq::Staging;
+  return ::testing::Values(LaunchCase{LaunchMode::per_burst, Staging::copy}, LaunchCase{LaunchMode::per_burst, Staging::direct},
+                           LaunchCase{LaunchMode::graph, Staging::copy}, LaunchCase{LaunchMode::persistent, Staging::direct});
 }
 
 }  // namespace ndqtest

@@ -24,14 +24,7 @@ constexpr uint32_t kQpn = 0x100, kRkey = 0x1234, kSlots = 4, kStride = 16384, kF
 constexpr uint64_t kBase = 0x10000000;
 constexpr uint32_t kHeaders = 42;  // Ethernet + IPv4 + UDP in front of the UDP payload
 
-struct Case {
-  LaunchMode launch;
-  Staging staging;
-};
-
-std::string name_of(const ::testing::TestParamInfo<Case>& i) {
-  return std::string(to_string(i.param.launch)) + "_" + to_string(i.param.staging);
-}
+using Case = ndqtest::LaunchCase;
 
 // A sensor's packets as whole frames in mapped pinned memory.
 class Wire final : public ndqtest::HeapBursts {
@@ -201,12 +194,7 @@ TEST_P(roce_sw_gpu_frames, WritesBecomeFramesWithLossDuplicateBadIcrcAndRecord) 
 // both as two span pieces.
 TEST_P(roce_sw_gpu_frames, PacketsInTwoBuffersBecomeTheSameFrames) { writes_become_frames(config(), 600); }
 
-INSTANTIATE_TEST_SUITE_P(Modes, roce_sw_gpu_frames,
-                         ::testing::Values(Case{LaunchMode::per_burst, Staging::copy},
-                                           Case{LaunchMode::per_burst, Staging::direct},
-                                           Case{LaunchMode::graph, Staging::copy},
-                                           Case{LaunchMode::persistent, Staging::direct}),
-                         name_of);
+INSTANTIATE_TEST_SUITE_P(Modes, roce_sw_gpu_frames, ndqtest::every_launch_mode(), ndqtest::launch_case_name);
 
 }  // namespace
 }  // namespace netdaq::gpu

@@ -6,7 +6,7 @@
 // all but the last marked XDP_PKT_CONTD. A frame of two buffers becomes one Packet of two
 // segments: segment 0 the UDP payload's part in the first buffer (l2_len header bytes in
 // front of it, as for one buffer), segment 1 the rest of the payload at the start of the
-// second buffer; buf[0], buf[1] their pool indices (release() returns both). A frame of more
+// second buffer; buf[0], buf[1] their pool indices (return_buffers() frees both). A frame of more
 // buffers than kMaxSegments is dropped, its buffers returned (oversize, oversize_frames).
 #include <sys/socket.h>
 
@@ -59,10 +59,8 @@ class AfxdpRx final : public RxPort {
         i = last;
         continue;
       }
-      const uint64_t start = d->addr & ~(chunk_ - 1);
-      const auto buf = static_cast<uint32_t>(start / chunk_);
-      std::byte* frame = base_ + d->addr;
-      const UdpPayload u = find_udp_payload(frame, d->len);
+      const auto buf = static_cast<uint32_t>(d->addr / chunk_);
+      const UdpPayload u = find_udp_payload(base_ + d->addr, d->len);
       if (!u.ok) {  // the steering program only sends UDP: a frame no flow can match, as in
                     // every engine (flow_miss, engine counter non_udp_frames)
         drop_buffers(&buf, 1);
@@ -71,38 +69,13 @@ class AfxdpRx final : public RxPort {
       }
       PacketFields& f = fields(pkts[out++]);
       f.nseg = 1;
-      f.data[0] = frame + u.offset;
-      f.len[0] = u.size;
+      fill_first(f, d, u, u.size, buf);
       nbytes += u.size;
-      f.cap[0] = static_cast<uint32_t>(chunk_ - (d->addr - start) - u.offset);
-      f.buf[0] = buf;
-      f.l2_len = static_cast<uint16_t>(u.offset);
-      f.flow = tagged_ ? flow_of(frame, d->addr - start) : only_flow_;
-      f.timestamp_ns = 0;
     }
     if (i < n) xsk_ring_cons__cancel(xsk_->rx(), n - i);  // an unfinished frame: peeked again next time
     xsk_ring_cons__release(xsk_->rx(), i);
     bytes += nbytes;
     return out;
-  }
-
-  // Both buffers of a two-segment packet, and one of the others, back to the pool.
-  void release(Packet* pkts, uint32_t n) noexcept override {
-    constexpr uint32_t kChunk = 256;
-    uint32_t idx[kChunk * kMaxSegments];
-    uint64_t total = 0;
-    for (uint32_t base = 0; base < n; base += kChunk) {
-      const uint32_t m = std::min(n - base, kChunk);
-      uint32_t k = 0;
-      for (uint32_t i = 0; i < m; ++i) {
-        const PacketFields& f = fields(pkts[base + i]);
-        idx[k++] = f.buf[0];
-        if (__builtin_expect(f.nseg > 1, 0)) idx[k++] = f.buf[1];
-      }
-      pool_.free_bulk(idx, k);
-      total += k;
-    }
-    if (total) q_.counters->pool_in_use.fetch_sub(static_cast<int64_t>(total), std::memory_order_relaxed);
   }
 
   void refresh_counters() noexcept override {
@@ -196,11 +169,9 @@ class AfxdpRx final : public RxPort {
     for (uint32_t k = 0; k < 2; ++k) bufs[k] = static_cast<uint32_t>(desc(first + k)->addr / chunk_);
     const xdp_desc* d0 = desc(first);
     const xdp_desc* d1 = desc(first + 1);
-    const uint64_t start0 = d0->addr & ~(chunk_ - 1);
-    std::byte* frame = base_ + d0->addr;
     // The headers are in the first buffer (the kernel fills it before the next); the UDP
     // length may reach into the second.
-    const UdpPayload u = find_udp_payload(frame, d0->len + d1->len);
+    const UdpPayload u = find_udp_payload(base_ + d0->addr, d0->len + d1->len);
     if (!u.ok || u.offset > d0->len) {
       drop_buffers(bufs, 2);
       not_udp();
@@ -208,16 +179,12 @@ class AfxdpRx final : public RxPort {
     }
     const uint32_t len0 = std::min(u.size, d0->len - u.offset);
     PacketFields& f = fields(p);
-    f.data[0] = frame + u.offset;
-    f.len[0] = len0;
-    f.cap[0] = static_cast<uint32_t>(chunk_ - (d0->addr - start0) - u.offset);
-    f.buf[0] = bufs[0];
+    fill_first(f, d0, u, len0, bufs[0]);
     if (len0 < u.size) {
-      const uint64_t start1 = d1->addr & ~(chunk_ - 1);
       f.nseg = 2;
       f.data[1] = base_ + d1->addr;
       f.len[1] = u.size - len0;
-      f.cap[1] = static_cast<uint32_t>(chunk_ - (d1->addr - start1));
+      f.cap[1] = static_cast<uint32_t>(chunk_ - (d1->addr & (chunk_ - 1)));
       f.buf[1] = bufs[1];
       bump(multi_);
     } else {  // the payload ends in the first buffer (the second holds padding): one segment
@@ -225,10 +192,21 @@ class AfxdpRx final : public RxPort {
       drop_buffers(&bufs[1], 1);
     }
     nbytes += u.size;
-    f.l2_len = static_cast<uint16_t>(u.offset);
-    f.flow = tagged_ ? flow_of(frame, d0->addr - start0) : only_flow_;
-    f.timestamp_ns = 0;
     return true;
+  }
+
+  // Segment 0 of f: the UDP payload's first len0 bytes, its headers in front of it in the
+  // buffer of d (the frame's first descriptor); the frame's flow from its XDP metadata.
+  void fill_first(PacketFields& f, const xdp_desc* d, const UdpPayload& u, uint32_t len0, uint32_t buf) noexcept {
+    const uint64_t headroom = d->addr & (chunk_ - 1);
+    std::byte* frame = base_ + d->addr;
+    f.data[0] = frame + u.offset;
+    f.len[0] = len0;
+    f.cap[0] = static_cast<uint32_t>(chunk_ - headroom - u.offset);
+    f.buf[0] = buf;
+    f.l2_len = static_cast<uint16_t>(u.offset);
+    f.flow = tagged_ ? flow_of(frame, headroom) : only_flow_;
+    f.timestamp_ns = 0;
   }
 
   // An empty RX ring: drive the kernel when it asked for it (need_wakeup) or when busy polling.
