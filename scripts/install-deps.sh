@@ -36,6 +36,9 @@ packages=(
   # RoCEv2 (issue 32): the ICRC is ISA-L's CRC-32; scapy's RoCE layer (scapy.contrib.roce)
   # checks netdaq's ICRC and frames (tests/protocols/roce_scapy_check.py)
   libisal-dev python3-scapy
+  # Video over RTP (issue 33): GStreamer sends and depayloads RFC 4175 (rtpvrawpay/depay in
+  # -good, videotestsrc in -base) as the independent implementation netdaq is checked against
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
 )
 
 missing=()

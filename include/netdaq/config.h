@@ -83,6 +83,8 @@ enum class ReorderMode : uint8_t {
   vita49,    // VITA-49.2 signal data packets placed by their sample-count timestamp
   roce,      // RoCEv2 RDMA WRITEs received in software (no RDMA NIC): RETH VA - base is the
              // byte offset, ICRC, queue pair, rkey and PSN checked as an RDMA NIC checks them
+  rtp_video, // uncompressed video over RTP (SMPTE ST 2110-20 / RFC 4175): the RTP timestamp names
+             // the frame, each line segment lands at its line and pixel offset, the marker ends it
 };
 const char* to_string(ReorderMode m) noexcept;
 
@@ -179,6 +181,25 @@ struct RoceOptions {
   uint32_t psn_window = 1024;     // PSNs behind the newest kept to tell out-of-order from duplicate
 };
 
+// mode rtp_video (docs/video.md): the stream's SDP format parameters (RFC 4175 / ST 2110-20).
+enum class VideoSampling : uint8_t {
+  ycbcr_422,  // SDP sampling=YCbCr-4:2:2: pgroup Cb Y0 Cr Y1 (2 pixels)
+  ycbcr_444,  // YCbCr-4:4:4
+  rgb,        // RGB
+};
+const char* to_string(VideoSampling s) noexcept;
+
+struct VideoOptions {
+  uint32_t width = 0;        // pixels per line (required)
+  uint32_t height = 0;       // lines per frame, both fields when interlaced (required)
+  VideoSampling sampling = VideoSampling::ycbcr_422;
+  uint8_t depth = 10;        // bits per component: 8, 10, 12 or 16
+  bool interlaced = false;   // two fields per frame (SRD F bit), lines interleaved in the frame
+  uint32_t rate_num = 0;     // exactframerate = rate_num / rate_den (e.g. 60000/1001); required
+  uint32_t rate_den = 1;
+  int16_t payload_type = -1; // RTP payload type the stream uses (96..127); -1: any
+};
+
 struct ReorderConfig {
   std::string name;                 // label; default "<iface>/reorder<queue>"
   uint16_t queue = 0;               // rx queue id whose packets it takes
@@ -215,11 +236,13 @@ struct ReorderConfig {
   SpeadOptions spead;
   Vita49Options vita49;
   RoceOptions roce;
+  VideoOptions video;
 };
 
-// True for the modes placed by a decoder's spans (fields, spead, vita49, roce).
+// True for the modes placed by a decoder's spans (fields, spead, vita49, roce, rtp_video).
 constexpr bool places_spans(ReorderMode m) noexcept {
-  return m == ReorderMode::fields || m == ReorderMode::spead || m == ReorderMode::vita49 || m == ReorderMode::roce;
+  return m == ReorderMode::fields || m == ReorderMode::spead || m == ReorderMode::vita49 || m == ReorderMode::roce ||
+         m == ReorderMode::rtp_video;
 }
 
 struct RxConfig {

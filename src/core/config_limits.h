@@ -71,7 +71,10 @@ inline constexpr std::array<std::string_view, 5> kMemoryKindNames{"host", "huge"
 inline constexpr std::array<std::string_view, 2> kPollModeNames{"direct", "worker"};
 inline constexpr std::array<std::string_view, 7> kSampleFormatNames{"raw", "int4", "int8", "int16", "fp16", "bf16", "fp32"};
 inline constexpr std::array<std::string_view, 2> kByteOrderNames{"little", "big"};
-inline constexpr std::array<std::string_view, 7> kReorderModeNames{"sequence", "arrival", "immediate", "fields", "spead", "vita49", "roce"};
+inline constexpr std::array<std::string_view, 8> kReorderModeNames{"sequence", "arrival",  "immediate", "fields",
+                                                                   "spead",    "vita49",   "roce",      "rtp_video"};
+// SDP sampling names (RFC 4175 section 6.1), in VideoSampling's order.
+inline constexpr std::array<std::string_view, 3> kVideoSamplingNames{"YCbCr-4:2:2", "YCbCr-4:4:4", "RGB"};
 inline constexpr std::array<uint32_t, 5> kRoceMtus{256, 512, 1024, 2048, 4096};  // the InfiniBand MTUs
 inline constexpr std::array<std::string_view, 3> kStagingNames{"auto", "copy", "direct"};
 inline constexpr std::array<std::string_view, 3> kLaunchModeNames{"per_burst", "graph", "persistent"};

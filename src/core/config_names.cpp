@@ -22,6 +22,7 @@ const char* to_string(ReorderMode m) noexcept { return name_of(m, detail::kReord
 const char* to_string(Staging s) noexcept { return name_of(s, detail::kStagingNames); }
 const char* to_string(LaunchMode m) noexcept { return name_of(m, detail::kLaunchModeNames); }
 const char* to_string(FrameTarget t) noexcept { return name_of(t, detail::kFrameTargetNames); }
+const char* to_string(VideoSampling s) noexcept { return name_of(s, detail::kVideoSamplingNames); }
 
 const char* to_string(DropReason r) noexcept {
   switch (r) {
