@@ -20,6 +20,7 @@ void add_check_command(CLI::App& app, int* exit_code);
 void add_replay_command(CLI::App& app, int* exit_code);
 void add_roce_recv_command(CLI::App& app, int* exit_code);
 void add_roce_send_command(CLI::App& app, int* exit_code);
+void add_video_send_command(CLI::App& app, int* exit_code);
 
 // The embedded default configuration (examples/loopback.yaml at build time).
 const char* default_config_text() noexcept;

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   netdaq::cli::add_replay_command(app, &exit_code);
   netdaq::cli::add_roce_recv_command(app, &exit_code);
   netdaq::cli::add_roce_send_command(app, &exit_code);
+  netdaq::cli::add_video_send_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
