@@ -45,6 +45,7 @@
 // burst's frames prefetched before HostFrameAssembler::receive; (a') "c": the plain afxdp
 // receive copying the RoCE payload (after BTH/RETH) to its VA's place in a window of the same
 // size as (s)'s frame buffers, i.e. exactly the bytes and destinations (s) copies.
+// (a'+f) "f": (a') with the ICRC computed in the copy's own pass (protocols::crc32_copy).
 // (a'+i) "i" / (a'+j) "j": (a') with each packet's ICRC checked (roce::icrc) before / after its
 // copy: the ICRC and the copy back to back, without the decoder and tracker in between.
 // --perf-ctl/--perf-ack: perf record --control=fifo:CTL,ACK -D -1 samples the timed drains only.
@@ -85,6 +86,7 @@
 #include "netdaq/sensor_pattern.h"
 #include "afxdp_config.h"
 #include "netns_lab.h"
+#include "protocols/crc32_copy.h"
 #include "protocols/roce.h"
 
 namespace {
@@ -371,6 +373,10 @@ class AfxdpReceiver : public Receiver {
           const auto d = p.data();
           const size_t at = (n_copied_++ % (size_t(kSlots) * st_.ppf)) * st_.payload;
           if (icrc_order_ == 1) check_icrc(p);
+          if (icrc_order_ == 3) {
+            fused_icrc_copy(p, window_.data() + at);
+            continue;
+          }
           if (p.segments() == 1)
             std::memcpy(window_.data() + at, d.data() + roce::kBthBytes + roce::kRethBytes, st_.payload);
           else
@@ -429,6 +435,27 @@ class AfxdpReceiver : public Receiver {
     const auto rest = p.segment(1);  // holds the ICRC whole: the frames here end 4 KiB payloads
     const uint32_t want = roce::load_icrc(rest.data() + rest.size() - roce::kIcrcBytes);
     if (roce::icrc(f.subspan(14), rest.first(rest.size() - roce::kIcrcBytes)) != want) ++bad_icrc_;
+  }
+  // (a'+f): the ICRC folded into the payload's copy (protocols/crc32_copy.h): the headers'
+  // running CRC, then crc32_copy over each piece of the payload, then nothing (no pad here).
+  void fused_icrc_copy(const Packet& p, std::byte* out) {
+    const auto f = p.frame_head();
+    const size_t ip = f.size() - p.segment(0).size() - 28;  // the IP header's first byte
+    const size_t headers = p.size() - st_.payload - roce::kIcrcBytes;  // BTH, RETH, ImmDt when present
+    uint32_t crc = roce::icrc(f.subspan(ip, 28 + headers));
+    size_t from = headers, n = st_.payload;
+    const std::byte* stored = nullptr;
+    for (unsigned k = 0; k < p.segments(); ++k) {
+      const auto d = p.segment(k);
+      if (from < d.size() && n) {
+        const size_t take = std::min(n, d.size() - from);
+        crc = protocols::crc32_copy(crc, out, d.data() + from, take);
+        out += take, n -= take, from += take;
+      }
+      if (from + roce::kIcrcBytes <= d.size() && n == 0) stored = d.data() + from;
+      from = from >= d.size() ? from - d.size() : 0;
+    }
+    if (!stored || crc != roce::load_icrc(stored)) ++bad_icrc_;
   }
   // Bytes [from, from + n) of the UDP payload, across its segments.
   static void gather(const Packet& p, size_t from, size_t n, std::byte* out) {
@@ -673,7 +700,7 @@ int run(const Options& o) {
       CaseResult res;
     };
     std::vector<Live> live;
-    for (const std::string n : {"s", "n", "p", "a", "c", "i", "j", "b"}) {
+    for (const std::string n : {"s", "n", "p", "a", "c", "i", "j", "f", "b"}) {
       if (o.only.find(n) == std::string::npos) continue;
       Live l;
       l.name = n;
@@ -695,9 +722,10 @@ int run(const Options& o) {
         });
       } else {
         l.port = kPortRoce;
-        const bool plain = n == "a" || n == "c" || n == "i" || n == "j";
+        const bool plain = n == "a" || n == "c" || n == "i" || n == "j" || n == "f";
         auto ar = std::make_unique<AfxdpReceiver>(rxq, st, !plain, n != "n", n == "p");
-        if (n == "c" || n == "i" || n == "j") ar->copy_roce_payload(n == "i" ? 1 : n == "j" ? 2 : 0);
+        if (n == "c" || n == "i" || n == "j" || n == "f")
+          ar->copy_roce_payload(n == "i" ? 1 : n == "j" ? 2 : n == "f" ? 3 : 0);
         l.rx = std::move(ar);
       }
       live.push_back(std::move(l));
@@ -761,9 +789,10 @@ int run(const Options& o) {
   static const char* kLabel[] = {"(s) netdaq roce afxdp+HostFrames, ICRC", "(a) plain afxdp + memcpy",
                                  "(b) recv() per packet (HSB method)", "(s-) as (s), ICRC not checked [diag]",
                                  "(s+pf) as (s), burst prefetched [diag]", "(a') afxdp, RoCE payload to VA [diag]",
-                                 "(a'+i) ICRC, then (a') copy [diag]", "(a'+j) (a') copy, then ICRC [diag]"};
+                                 "(a'+i) ICRC, then (a') copy [diag]", "(a'+j) (a') copy, then ICRC [diag]",
+                                 "(a'+f) ICRC folded into (a')'s copy [diag]"};
   auto label = [&](const std::string& n) {
-    return kLabel[n == "s" ? 0 : n == "a" ? 1 : n == "b" ? 2 : n == "n" ? 3 : n == "p" ? 4 : n == "c" ? 5 : n == "i" ? 6 : 7];
+    return kLabel[n == "s" ? 0 : n == "a" ? 1 : n == "b" ? 2 : n == "n" ? 3 : n == "p" ? 4 : n == "c" ? 5 : n == "i" ? 6 : n == "j" ? 7 : 8];
   };
   // Ratios on two bases: capacity from the receiver thread's CPU ns per packet (the verdict:
   // robust to other processes taking the CPU on this shared 2-core machine), and wall-clock
