@@ -264,11 +264,11 @@ struct PacingFigures {
 };
 
 // Frames by RTP timestamp; the first and last frames are left out (they may be cut).
-PacingFigures measure(const std::vector<Arrival>& a, double t_drain_ns) {
+PacingFigures measure(const std::vector<Arrival>& a, double t_drain_ns /* the expected in-frame gap */) {
   PacingFigures f;
   f.packets = a.size();
   std::vector<double> spans, gaps, periods, vgaps;
-  std::vector<uint64_t> hist(12, 0);  // in-frame gaps in quarters of T_DRAIN, the last >= 2.75
+  std::vector<uint64_t> hist(12, 0);  // in-frame gaps in quarters of the expected gap, the last >= 2.75
   size_t begin = 0;
   uint64_t prev_first = 0, prev_last = 0;
   bool have_prev = false;
@@ -303,7 +303,7 @@ PacingFigures measure(const std::vector<Arrival>& a, double t_drain_ns) {
   std::ostringstream h;
   for (size_t b = 0; b < hist.size(); ++b)
     h << "  [" << b * 0.25 << (b + 1 == hist.size() ? "+" : "-" + std::to_string((b + 1) * 0.25).substr(0, 4))
-      << ") T_DRAIN: " << hist[b] << "\n";
+      << ") x gap: " << hist[b] << "\n";
   f.histogram = h.str();
   return f;
 }
@@ -345,12 +345,13 @@ PacingFigures paced_run(const std::string& pacing, uint64_t frames, double* t_dr
   rx.join();
   ::close(fd);
   EXPECT_EQ(got.size(), count) << "packets lost on loopback\n" << out;
-  PacingFigures f = measure(got, t.t_drain_ns);
+  const double gap_ns = pacing == "linear" ? t.t_frame_ns / s.packets_per_frame() : t.t_drain_ns;
+  PacingFigures f = measure(got, gap_ns);
   std::printf("pacing %s: %zu packets, %zu whole frames; median span %.1f us (expected (N-1) x T_DRAIN = %.1f us), "
-              "median in-frame gap %.2f us (T_DRAIN %.2f us), %.0f%% of gaps within T_DRAIN +-50%%, median frame period "
+              "median in-frame gap %.2f us (expected %.2f us), %.0f%% of gaps within it +-50%%, median frame period "
               "%.1f us (T_FRAME %.1f us), median gap between frames %.1f us\n%s",
               pacing.c_str(), f.packets, f.frames, f.median_span_us, (s.packets_per_frame() - 1) * t.t_drain_ns / 1e3,
-              f.median_gap_us, t.t_drain_ns / 1e3, 100 * f.within_half_drain, f.median_frame_period_us,
+              f.median_gap_us, gap_ns / 1e3, 100 * f.within_half_drain, f.median_frame_period_us,
               t.t_frame_ns / 1e3, f.median_vgap_us, f.histogram.c_str());
   std::printf("sender: %s\n", out.c_str());
   return f;
@@ -379,6 +380,20 @@ TEST(st2110Send, NarrowGappedPacingSeenByATimestampingReceiver) {
   RecordProperty("within_half_drain", std::to_string(f.within_half_drain));
 }
 
+TEST(st2110Send, LinearPacingByTheQueuePacer) {
+  // --pacing linear: the TX queue's token bucket at N_pkts per T_FRAME: packets T_FRAME / N
+  // apart, frames T_FRAME apart, no vertical gap (ST 2110-21's linear sender).
+  double drain = 0, frame = 0;
+  uint32_t n = 0;
+  const PacingFigures f = paced_run("linear", 30, &drain, &frame, &n);
+  ASSERT_GE(f.frames, 20u);
+  const double gap = frame / n / 1e3;
+  EXPECT_NEAR(f.median_frame_period_us, frame / 1e3, 0.05 * frame / 1e3);
+  EXPECT_NEAR(f.median_span_us, (n - 1) * gap, 0.10 * (n - 1) * gap);
+  EXPECT_NEAR(f.median_gap_us, gap, 0.25 * gap);
+  EXPECT_LT(f.median_vgap_us, 3 * gap) << "no vertical gap";
+}
+
 TEST(st2110Send, UnpacedStreamFailsThePacingBounds) {
   // The negative control: the same measure of an unpaced sender must be far outside the
   // bounds the paced one meets, or the pacing test above could not fail.
@@ -389,4 +404,105 @@ TEST(st2110Send, UnpacedStreamFailsThePacingBounds) {
   const double span = (n - 1) * drain / 1e3;
   EXPECT_LT(f.median_span_us, 0.5 * span);
   EXPECT_LT(f.within_half_drain, 0.6);
+}
+
+namespace {
+
+uint32_t be(const std::vector<std::byte>& b, size_t at, int n) {
+  uint32_t v = 0;
+  for (int i = 0; i < n; ++i) v = v << 8 | std::to_integer<uint32_t>(b[at + i]);
+  return v;
+}
+
+}  // namespace
+
+TEST(st2110Send, InterlacedFieldsOverLoopback) {
+  // netdaq sends 4 interlaced frames of a random file; a plain UDP socket takes the packets and
+  // this test (RFC 3550 / 4175 read here byte by byte) rebuilds the frames: field 0 on even
+  // lines with F=0, then field 1 on odd lines with F=1, each field its own timestamp (1500
+  // ticks apart at 30 frames/s) and its marker on its last packet, sequence numbers in order.
+  const uint32_t w = 640, h = 480, frames = 4;
+  const uint64_t lb = kUyvp.line_bytes(w), fb = lb * h;
+  Bytes sent(fb * frames);
+  std::mt19937 rng(2110);
+  for (auto& b : sent) b = std::byte(rng() & 0xff);
+  ndqtest::TempFile raw;
+  ndqtest::write_file(raw.path, sent);
+
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  int rcvbuf = 32 << 20;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) == 0 ||
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  timeval tv{0, 200'000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  socklen_t len = sizeof sa;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  const std::string dest = "udp://127.0.0.1:" + std::to_string(ntohs(sa.sin_port));
+
+  std::vector<std::vector<std::byte>> pkts;
+  uint32_t markers = 0;
+  std::thread rx([&] {
+    std::vector<std::byte> buf(9000);
+    for (int idle = 0; idle < 25;) {  // until 5 s without a packet
+      const ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+      if (n <= 0) {
+        ++idle;
+        continue;
+      }
+      idle = 0;
+      pkts.emplace_back(buf.begin(), buf.begin() + n);
+      markers += (std::to_integer<uint32_t>(buf[1]) & 0x80) != 0;
+      if (markers == 2 * frames || pkts.size() > 100000) break;  // every field's last packet came
+    }
+  });
+  const std::string out =
+      run_sender("", send_argv(dest, kUyvp, w, h, frames, {"--interlaced", "--rate", "30", "--file", raw.path}));
+  rx.join();
+  ::close(fd);
+  ASSERT_FALSE(pkts.empty()) << out;
+
+  Bytes got(fb * frames);
+  uint32_t field_index = 0, fields_seen = 0;
+  uint32_t expect_seq = be(pkts[0], 2, 2);
+  for (size_t i = 0; i < pkts.size(); ++i) {
+    const auto& p = pkts[i];
+    ASSERT_GE(p.size(), 20u);
+    EXPECT_EQ(std::to_integer<uint32_t>(p[0]) >> 6, 2u);
+    EXPECT_EQ(be(p, 2, 2), expect_seq & 0xffff) << "packet " << i;
+    ++expect_seq;
+    const bool marker = (std::to_integer<uint32_t>(p[1]) & 0x80) != 0;
+    const uint32_t ts = be(p, 4, 4);
+    EXPECT_EQ(ts, field_index * 1500) << "packet " << i << ": field " << field_index << "'s timestamp";
+    const uint32_t frame = field_index / 2, field = field_index % 2;
+    size_t at = 14, data = 14;
+    std::vector<std::array<uint32_t, 4>> srds;  // length, F, row, offset
+    for (bool more = true; more;) {
+      const uint32_t l = be(p, at, 2), fr = be(p, at + 2, 2), co = be(p, at + 4, 2);
+      srds.push_back({l, fr >> 15, fr & 0x7fff, co & 0x7fff});
+      more = (co & 0x8000) != 0;
+      at += 6;
+    }
+    data = at;
+    for (const auto& s : srds) {
+      EXPECT_EQ(s[1], field) << "packet " << i << ": the F bit";
+      const uint64_t line = uint64_t{s[2]} * 2 + field;
+      ASSERT_LT(line, h);
+      ASSERT_LE(s[3] / 2 * 5 + s[0], lb);
+      ASSERT_LE(data + s[0], p.size());
+      std::memcpy(got.data() + frame * fb + line * lb + s[3] / 2 * 5, p.data() + data, s[0]);
+      data += s[0];
+    }
+    EXPECT_EQ(data, p.size());
+    if (marker) {
+      ++field_index;
+      ++fields_seen;
+    }
+  }
+  EXPECT_EQ(fields_seen, 2 * frames) << "one marker per field";
+  EXPECT_TRUE(got == sent) << "the rebuilt frames differ from the file\n" << out;
 }

@@ -2,10 +2,11 @@
 // SMPTE ST 2110-20 RTP (src/sensors/video_sender.h): N frames of a test pattern (colour bars, a
 // moving box) or of a raw file (--file, frames of line_bytes x height, looped), paced as
 // ST 2110-21's narrow gapped sender (--pacing gapped: each packet waits for its departure time,
-// TRO + p x T_DRAIN into its frame period), or by the TX queue's token bucket at the active
-// rate (--pacing rate: tx.rate_pps), or not at all. Without CONFIG a socket-engine interface
-// sends; with one, its first interface with tx queues (socket, afxdp, dpdk: any engine that
-// sends UDP payloads). Prints what it sent and how late packets left their schedule; --json.
+// TRO + p x T_DRAIN into its frame period), or by the TX queue's token bucket at N_pkts per
+// T_FRAME (--pacing linear: tx.rate_pps; ST 2110-21's linear sender), or not at all. Without
+// CONFIG a socket-engine interface sends; with one, its first interface with tx queues (socket,
+// afxdp, dpdk: any engine that sends UDP payloads). Prints what it sent and how late packets
+// left their schedule; --json.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -294,9 +295,9 @@ int video_send(const VideoSendOptions& o) {
     if (i.name == name) {
       if (!o.destination.empty()) i.tx.destination = o.destination;
       dest = i.tx.destination;
-      if (o.pacing == "rate") {  // the queue's token bucket at the active-period packet rate
+      if (o.pacing == "linear") {  // the queue's token bucket: N_pkts per T_FRAME, no gap (ST 2110-21 linear)
         i.tx.rate_mbps = 0;
-        i.tx.rate_pps = 1e9 / t.t_drain_ns;
+        i.tx.rate_pps = 1e9 * t.packets / t.t_frame_ns;
       } else if (o.pacing == "gapped") {
         i.tx.rate_mbps = i.tx.rate_pps = 0;  // this loop paces
       }
@@ -392,8 +393,9 @@ void add_video_send_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--file", o->file, "Raw frames to send (line_bytes x height each, RFC 4175 pgroups), looped");
   cmd->add_option("--pattern-frames", o->pattern_frames, "Test-pattern frames rendered before sending, looped (default 8)");
   cmd->add_option("--pacing", o->pacing,
-                  "gapped: ST 2110-21 narrow gapped schedule (default); rate: the queue's pacer at 1/T_DRAIN; none")
-      ->check(CLI::IsMember({"gapped", "rate", "none"}));
+                  "gapped: ST 2110-21 narrow gapped schedule (default); linear: the queue's pacer at N_pkts per "
+                  "T_FRAME (ST 2110-21 linear, no vertical gap); none: as fast as the engine takes them")
+      ->check(CLI::IsMember({"gapped", "linear", "none"}));
   cmd->add_option("--lead-us", o->lead_us, "Microseconds from setup to frame 0's period (default 2000)");
   cmd->add_flag("--json", o->json, "Print the result as JSON");
   cmd->footer("Exit status: 0 ok, 1 config or setup error, 2 fewer frames sent than asked or packets dropped.");
