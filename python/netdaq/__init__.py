@@ -29,6 +29,7 @@ from ._netdaq import (  # noqa: F401  (the public API)
     SpeadOptions,
     TxBurst,
     TxQueue,
+    VideoOptions,
     Vita49Options,
     __version__,
     engines,
@@ -52,6 +53,6 @@ Config.from_dict = staticmethod(_config_from_dict)
 
 __all__ = [
     "Config", "ConfigError", "ConfigIssue", "Error", "FieldPlacement", "Packet", "PacketField", "ReleasedError",
-    "ReorderConfig", "RoceOptions", "RoceQueuePair", "RxBurst", "RxQueue", "Session", "SpeadOptions", "TxBurst", "TxQueue", "Vita49Options",
+    "ReorderConfig", "RoceOptions", "RoceQueuePair", "RxBurst", "RxQueue", "Session", "SpeadOptions", "TxBurst", "TxQueue", "VideoOptions", "Vita49Options",
     "__version__", "engines", "gpu", "validate",
 ]

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "bindings.h"
+#include "netdaq/video.h"
 
 namespace netdaq::python {
 namespace {
@@ -185,10 +186,39 @@ void bind_config(py::module_& m) {
         o.queue_pairs = std::move(qps);
       });
 
+  // Mode rtp_video (docs/video.md): the stream's SDP format parameters.
+  py::class_<VideoOptions> vo(m, "VideoOptions", "rx.reorder.video: the SDP format parameters of mode 'rtp_video'.");
+  vo.def(py::init([](const py::kwargs& kw) { return from_keys<VideoOptions>("VideoOptions", kw); }),
+         "VideoOptions(width=1920, height=1080, sampling='YCbCr-4:2:2', depth=10, exactframerate='60000/1001', "
+         "interlaced=False, payload_type=96).")
+      .def_readwrite("width", &VideoOptions::width)
+      .def_readwrite("height", &VideoOptions::height)
+      .def_readwrite("depth", &VideoOptions::depth)
+      .def_readwrite("interlaced", &VideoOptions::interlaced)
+      .def_readwrite("rate_num", &VideoOptions::rate_num)
+      .def_readwrite("rate_den", &VideoOptions::rate_den)
+      .def_readwrite("payload_type", &VideoOptions::payload_type, "RTP payload type 0..127; -1: any");
+  enum_property(vo, "sampling", &VideoOptions::sampling, VideoSampling::rgb);
+  // exactframerate as SDP writes it: 50 or "60000/1001" (sets rate_num and rate_den).
+  vo.def_property(
+      "exactframerate", [](const VideoOptions& v) { return exactframerate_text(v); },
+      [](VideoOptions& v, const py::object& rate) {
+        const std::string text = py::str(rate).cast<std::string>();
+        if (!parse_exactframerate(text, v.rate_num, v.rate_den))
+          throw py::value_error("exactframerate = '" + text + "': allowed are an integer (50) or N/D (60000/1001)");
+      });
+  vo.def_property_readonly("line_bytes", &video_line_bytes, "bytes of one line (pixel groups, RFC 4175)");
+  vo.def_property_readonly("frame_bytes", &video_frame_bytes, "bytes of one frame (line_bytes x height)");
+  vo.def("__repr__", [](const VideoOptions& v) {
+    return "<netdaq.VideoOptions " + std::to_string(v.width) + "x" + std::to_string(v.height) +
+           (v.interlaced ? "i " : "p ") + exactframerate_text(v) + " " + to_string(v.sampling) + " " +
+           std::to_string(v.depth) + "-bit>";
+  });
+
   py::class_<ReorderConfig> r(m, "ReorderConfig", "An rx.reorder block: packets -> frames in GPU memory (docs/gpu.md).");
   r.def(py::init([](const py::kwargs& kw) { return from_keys<ReorderConfig>("ReorderConfig", kw); }),
         "ReorderConfig(packets_per_frame=64, payload_size=8192, output='fp16', ...): the keys of rx.reorder; "
-        "the blocks fields / spead / vita49 / roce take dicts of their keys.")
+        "the blocks fields / spead / vita49 / roce / video take dicts of their keys.")
       .def_readwrite("name", &ReorderConfig::name)
       .def_readwrite("queue", &ReorderConfig::queue)
       .def_readwrite("gpu", &ReorderConfig::gpu)
@@ -210,7 +240,8 @@ void bind_config(py::module_& m) {
   block_property(r, "spead", &ReorderConfig::spead, "SpeadOptions");
   block_property(r, "vita49", &ReorderConfig::vita49, "Vita49Options");
   block_property(r, "roce", &ReorderConfig::roce, "RoceOptions");
-  enum_property(r, "mode", &ReorderConfig::mode, ReorderMode::roce);
+  block_property(r, "video", &ReorderConfig::video, "VideoOptions");
+  enum_property(r, "mode", &ReorderConfig::mode, ReorderMode::rtp_video);
   enum_property(r, "seq_byte_order", &ReorderConfig::seq_byte_order, ByteOrder::big);
   enum_property(r, "input", &ReorderConfig::input, SampleFormat::fp32);
   enum_property(r, "output", &ReorderConfig::output, SampleFormat::fp32);

@@ -63,6 +63,13 @@ inline constexpr Range roce_slots{1, 1u << 20};
 inline constexpr Range roce_mtu{256, 4096};                   // one of kRoceMtus
 inline constexpr Range roce_metadata_bytes{0, 65536};
 inline constexpr Range roce_psn_window{1, 1u << 23};          // a power of two
+// Mode rtp_video (docs/video.md): SRD headers carry a 15-bit row and a 15-bit pixel offset, so
+// a line holds at most 32768 pixels and a frame (a field when interlaced) 32768 rows.
+inline constexpr Range video_width{1, 32768};
+inline constexpr Range video_height{1, 32768};
+inline constexpr Range video_interlaced_height{2, 65536};     // both fields: 32768 rows each
+inline constexpr Range video_payload_type{0, 127};            // RTP's 7-bit PT
+inline constexpr std::array<uint32_t, 4> kVideoDepths{8, 10, 12, 16};
 }  // namespace limits
 
 // Known names (engines: core/engine_descriptor.h; each engine's own: its limits.h).

@@ -8,8 +8,10 @@
 
 #include "core/config_check.h"
 #include "core/config_validate_roce.h"
+#include "core/config_validate_video.h"
 #include "netdaq/engine_info.h"
 #include "core/reorder_layout.h"
+#include "protocols/rtp_video_format.h"
 
 namespace netdaq::detail {
 namespace {
@@ -124,8 +126,10 @@ void check_mode_blocks(Checker& c, const ReorderConfig& g, const std::string& pa
   if (g.mode != ReorderMode::vita49 && vita49_set(c, g, path))
     c.error(path + ".vita49", "", "is only read in mode vita49" + is);
   if (g.mode != ReorderMode::roce && roce_set(c, g, path)) c.error(path + ".roce", "", "is only read in mode roce" + is);
+  if (g.mode != ReorderMode::rtp_video && video_set(c, g, path))
+    c.error(path + ".video", "", "is only read in mode rtp_video" + is);
   if (places_spans(g.mode)) return;
-  const std::string only = "is only read in modes fields, spead, vita49 and roce" + is +
+  const std::string only = "is only read in modes fields, spead, vita49, roce and rtp_video" + is +
                            " (frames of packets_per_frame x payload_size bytes, one slot per packet)";
   if (g.frame_bytes) c.error(path + ".frame_bytes", std::to_string(g.frame_bytes), only);
   if (g.granule) c.error(path + ".granule", std::to_string(g.granule), only);
@@ -180,6 +184,10 @@ uint64_t derived_frame_bytes(const ReorderConfig& g, std::string* how) {
     *how = "the largest roce.queue_pairs[].slot_size";
     return roce_frame_bytes(g);
   }
+  if (g.mode == ReorderMode::rtp_video) {
+    *how = "video.height lines of " + std::to_string(protocols::video::line_bytes(g.video)) + " bytes";
+    return protocols::video::frame_bytes(g.video);
+  }
   return 0;
 }
 
@@ -194,6 +202,7 @@ void check_spans(Checker& c, const ReorderConfig& g, const std::string& path) {
   // What each packet carries: the config says it (fields) or the packet does (spead, vita49, roce).
   const std::string header = g.mode == ReorderMode::spead ? "SPEAD header"
                              : g.mode == ReorderMode::roce ? "RoCE header (BTH, RETH)"
+                             : g.mode == ReorderMode::rtp_video ? "RTP header and SRD headers"
                                                            : "VRT header";
   if (fields && g.payload_size == 0)
     c.error(path + ".payload_size", "0",
@@ -214,7 +223,10 @@ void check_spans(Checker& c, const ReorderConfig& g, const std::string& path) {
             std::string("is only read in mode fields with fields.index; mode ") + mode +
                 (g.mode == ReorderMode::vita49 ? " sizes frames by vita49.samples_per_frame"
                  : g.mode == ReorderMode::roce ? " sizes frames by roce.queue_pairs[].slot_size"
+                 : g.mode == ReorderMode::rtp_video ? " sizes frames by video.width, height, sampling and depth"
                                                : " sizes frames by frame_bytes"));
+
+  if (g.mode == ReorderMode::rtp_video) check_video(c, g, path);
 
   if (g.mode == ReorderMode::vita49) {
     const std::string v = path + ".vita49";
@@ -273,6 +285,7 @@ void check_spans(Checker& c, const ReorderConfig& g, const std::string& path) {
   const uint32_t granule = g.granule ? g.granule
                            : index   ? g.payload_size
                            : g.mode == ReorderMode::vita49 ? g.vita49.sample_bytes
+                           : g.mode == ReorderMode::rtp_video ? protocols::video::pgroup_of(g.video.sampling, g.video.depth).bytes
                                                            : 8;
   const std::string gkey = path + ".granule";
   const std::string gshown = std::to_string(granule);
@@ -322,6 +335,7 @@ void check_span_memory(Checker& c, const QueueConfig& q, const ReorderConfig& g,
     if (regions.size() != q.memory_regions.size() || regions.empty()) return;  // reported by check_queues
     const std::string header = g.mode == ReorderMode::spead ? "the SPEAD headers"
                                : g.mode == ReorderMode::roce ? "the RoCE headers (BTH, RETH)"
+                               : g.mode == ReorderMode::rtp_video ? "the RTP and SRD headers"
                                                              : "the VRT headers";
     if (regions.front()->kind == MemoryKind::device)
       c.error(path + ".mode", to_string(g.mode),
@@ -359,7 +373,7 @@ void check_one(Checker& c, const InterfaceConfig& iface, const ReorderConfig& g,
   const bool spans = places_spans(g.mode);  // sizes checked by check_spans
   if (g.frames == FrameTarget::host && !spans)
     c.error(path + ".frames", "host",
-            std::string("assembles the modes placed by the sensor's headers (fields, spead, vita49, roce); mode ") +
+            std::string("assembles the modes placed by the sensor's headers (fields, spead, vita49, roce, rtp_video); mode ") +
                 to_string(g.mode) + " places slots on the GPU: use frames: gpu");
   if (!spans) {
     if (g.payload_size == 0) c.error(path + ".payload_size", "0", "is required: sample bytes per packet");

@@ -2,6 +2,7 @@
 
 #include "core/app_blocks.h"
 #include "core/engine_descriptor.h"
+#include "netdaq/video.h"
 
 namespace netdaq::detail {
 
@@ -110,6 +111,27 @@ void read_vita49(YamlReader& r, const Node& n, const Path& path, Vita49Options& 
   });
 }
 
+// rx.reorder.video: the stream's SDP format parameters (docs/video.md); exactframerate as SDP
+// writes it, an integer (50) or N/D (60000/1001).
+void read_video(YamlReader& r, const Node& n, const Path& path, VideoOptions& o) {
+  r.map(n, path, {
+      {"width", [&](const Node& v, const Path& p) { r.integer(v, p, o.width, limits::video_width); }},
+      {"height", [&](const Node& v, const Path& p) { r.integer(v, p, o.height, limits::video_height); }},
+      {"sampling", [&](const Node& v, const Path& p) { r.choice(v, p, o.sampling, kVideoSamplingNames); }},
+      {"depth", [&](const Node& v, const Path& p) { r.integer(v, p, o.depth); }},
+      {"exactframerate",
+       [&](const Node& v, const Path& p) {
+         std::string text;
+         r.text(v, p, text);
+         if (!text.empty() && !parse_exactframerate(text, o.rate_num, o.rate_den))
+           r.error(p, v, "must be a frame rate as SDP writes it: an integer (50) or N/D (60000/1001), N and D 1..4294967295");
+       }},
+      {"interlaced", [&](const Node& v, const Path& p) { r.boolean(v, p, o.interlaced); }},
+      {"payload_type",
+       [&](const Node& v, const Path& p) { r.integer(v, p, o.payload_type, limits::video_payload_type); }},
+  });
+}
+
 // rx.reorder.roce.queue_pairs[i]: one sensor's QP as the rdma engine's peer file declares it
 // (docs/roce-software.md); numbers may be hex (qpn: 0x100, base_va: 0x7f0000000000).
 void read_roce_queue_pair(YamlReader& r, const Node& n, const Path& path, RoceQueuePair& q) {
@@ -176,6 +198,7 @@ void read_reorder(YamlReader& r, const Node& n, const Path& path, ReorderConfig&
       {"spead", [&](const Node& v, const Path& p) { read_spead(r, v, p, g.spead); }},
       {"vita49", [&](const Node& v, const Path& p) { read_vita49(r, v, p, g.vita49); }},
       {"roce", [&](const Node& v, const Path& p) { read_roce(r, v, p, g.roce); }},
+      {"video", [&](const Node& v, const Path& p) { read_video(r, v, p, g.video); }},
   });
 }
 

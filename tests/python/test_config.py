@@ -170,6 +170,44 @@ def test_roce_sw_keys_pass_through_from_dicts():
     assert any(i.key.endswith("roce.check_icrc") and "check_icrc: false" in i.message for i in e.value.issues)
 
 
+def test_st2110_video_keys_pass_through_from_dicts():
+    """Mode rtp_video (docs/video.md): the SDP format parameters from a dict through the loader
+    (exactframerate as SDP writes it), and VideoOptions as keywords, changed in place."""
+    cfg = netdaq.Config.from_dict(span_config(dict(
+        mode="rtp_video", max_streams=2,
+        video={"width": 1920, "height": 1080, "sampling": "YCbCr-4:2:2", "depth": 10,
+               "exactframerate": "60000/1001", "interlaced": False, "payload_type": 96})))
+    v = cfg.reorder("receiver").video
+    assert (v.width, v.height, v.sampling, v.depth, v.interlaced, v.payload_type) == (
+        1920, 1080, "YCbCr-4:2:2", 10, False, 96)
+    assert (v.rate_num, v.rate_den, v.exactframerate) == (60000, 1001, "60000/1001")
+    assert (v.line_bytes, v.frame_bytes) == (4800, 4800 * 1080)  # 2 pixels in 5 bytes
+
+    r = netdaq.ReorderConfig(mode="rtp_video", frames="host",
+                             video=netdaq.VideoOptions(width=1280, height=720, sampling="RGB", depth=8,
+                                                       exactframerate=50))
+    assert (r.mode, r.video.exactframerate, r.video.rate_den, r.video.payload_type) == ("rtp_video", "50", 1, -1)
+    r.video.interlaced = True
+    r.video.exactframerate = "30000/1001"
+    assert (r.video.interlaced, r.video.rate_num, r.video.line_bytes) == (True, 30000, 3840)
+    assert "1280x720i 30000/1001 RGB 8-bit" in repr(r.video)
+    with pytest.raises(ValueError, match="exactframerate = '59.94'"):
+        r.video.exactframerate = 59.94
+    with pytest.raises(ValueError, match="allowed are YCbCr-4:2:2, YCbCr-4:4:4, RGB"):
+        r.video.sampling = "YCbCr-4:2:0"
+    with pytest.raises(TypeError, match="VideoOptions has no key 'colorimetry'"):
+        netdaq.VideoOptions(colorimetry="BT709")
+
+    with pytest.raises(netdaq.ConfigError) as e:  # width not whole pixel groups; no frame rate
+        netdaq.Config.from_dict(span_config(dict(mode="rtp_video", video={"width": 1921, "height": 1080})))
+    keys = {i.key.split(".")[-1]: i.message for i in e.value.issues}
+    assert "must be a multiple of 2 pixels" in keys["width"], e.value.issues
+    assert "is required in mode rtp_video" in keys["exactframerate"], e.value.issues
+    with pytest.raises(netdaq.ConfigError) as e:  # the video block of another mode
+        netdaq.Config.from_dict(span_config(dict(mode="spead", frame_bytes=4096, video={"width": 8})))
+    assert any(i.key.endswith(".video") and "only read in mode rtp_video" in i.message for i in e.value.issues)
+
+
 def test_span_mode_keys_are_validated():
     with pytest.raises(netdaq.ConfigError) as e:  # the block of another mode
         netdaq.Config.from_dict(span_config(dict(mode="spead", frame_bytes=4096, vita49={"samples_per_frame": 8})))

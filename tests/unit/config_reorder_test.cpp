@@ -5,6 +5,8 @@
 
 #include "config_test_util.h"
 #include "netdaq/config.h"
+#include "netdaq/video.h"
+#include "protocols/decoder.h"
 #include "test_paths.h"
 
 namespace netdaq {
@@ -602,7 +604,7 @@ TEST_F(ConfigReorder, SpanKeysOnlyInSpanModes) {
   reorder(c).max_streams = 2;
   const std::string p = "interfaces[0].rx.reorder[0].";
   for (const char* key : {"frame_bytes", "granule", "max_streams"})
-    EXPECT_NE(issue_text(c, p + key).find("is only read in modes fields, spead, vita49 and roce; mode is sequence"),
+    EXPECT_NE(issue_text(c, p + key).find("is only read in modes fields, spead, vita49, roce and rtp_video; mode is sequence"),
               std::string::npos)
         << key;
   // A block written in YAML counts even when empty.
@@ -635,6 +637,208 @@ TEST_F(ConfigReorder, SpanModesWorkWithThePersistentKernel) {
   EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].launch").find("staging: direct"), std::string::npos);
   reorder(c).staging = Staging::direct;
   EXPECT_TRUE(c.validate().empty());
+}
+
+// ---- Mode rtp_video (SMPTE ST 2110-20 / RFC 4175; docs/video.md) ----
+
+const char* kVideoYaml = R"(
+memory_regions:
+  - {name: pay, kind: host, buf_size: 2048, num_bufs: 8192}
+interfaces:
+  - name: in
+    address: udp://127.0.0.1:5004
+    rx:
+      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]
+      reorder:
+        - queue: 0
+          mode: rtp_video
+          frames: host
+          max_streams: 2
+          video:
+VIDEO
+)";
+
+std::string video_yaml(const std::string& video_keys) { return test::fill_in(kVideoYaml, "VIDEO", video_keys); }
+
+const char* kVideo1080p = R"(            width: 1920
+            height: 1080
+            sampling: YCbCr-4:2:2
+            depth: 10
+            exactframerate: 60000/1001
+            interlaced: false
+            payload_type: 96)";
+
+// valid() in mode rtp_video, frames in host memory: 1920x1080 10-bit 4:2:2 at 60000/1001.
+Config video_of(Config c) {
+  c = spans_of(std::move(c), ReorderMode::rtp_video);
+  c.memory_regions[0].kind = MemoryKind::host;
+  c.memory_regions[0].gpu = -1;
+  ReorderConfig& g = c.interfaces[0].rx.reorder[0];
+  g.frames = FrameTarget::host;
+  g.video = VideoOptions{.width = 1920, .height = 1080, .depth = 10, .rate_num = 60000, .rate_den = 1001};
+  return c;
+}
+
+TEST_F(ConfigReorder, st2110_VideoReadsFromYaml) {
+  const Config c = Config::parse(video_yaml(kVideo1080p));
+  const ReorderConfig& g = c.interfaces[0].rx.reorder.at(0);
+  EXPECT_EQ(g.mode, ReorderMode::rtp_video);
+  EXPECT_EQ(g.frames, FrameTarget::host);
+  EXPECT_EQ(g.max_streams, 2u);
+  EXPECT_EQ(g.video.width, 1920u);
+  EXPECT_EQ(g.video.height, 1080u);
+  EXPECT_EQ(g.video.sampling, VideoSampling::ycbcr_422);
+  EXPECT_EQ(g.video.depth, 10);
+  EXPECT_EQ(g.video.rate_num, 60000u);
+  EXPECT_EQ(g.video.rate_den, 1001u);
+  EXPECT_FALSE(g.video.interlaced);
+  EXPECT_EQ(g.video.payload_type, 96);
+  // Sizes follow from the format: 1920 / 2 pgroups of 5 bytes a line; presence per pgroup.
+  EXPECT_EQ(g.frame_bytes, 0u);
+  EXPECT_EQ(protocols::frame_bytes_of(g), 4800u * 1080);
+  EXPECT_EQ(protocols::granule_of(g), 5u);
+}
+
+TEST_F(ConfigReorder, st2110_VideoSamplingsRatesAndDefaults) {
+  const Config c = Config::parse(video_yaml(R"(            width: 1280
+            height: 720
+            sampling: RGB
+            depth: 8
+            exactframerate: 50
+            interlaced: true)"));
+  const ReorderConfig& g = c.interfaces[0].rx.reorder.at(0);
+  EXPECT_EQ(g.video.sampling, VideoSampling::rgb);
+  EXPECT_EQ(g.video.rate_num, 50u);
+  EXPECT_EQ(g.video.rate_den, 1u);
+  EXPECT_TRUE(g.video.interlaced);
+  EXPECT_EQ(g.video.payload_type, -1);  // any
+  EXPECT_EQ(protocols::frame_bytes_of(g), 1280u * 3 * 720);
+  EXPECT_EQ(protocols::granule_of(g), 3u);
+  const Config d = Config::parse(video_yaml(R"(            width: 1920
+            height: 1080
+            sampling: YCbCr-4:4:4
+            depth: 10
+            exactframerate: 30000/1001)"));
+  EXPECT_EQ(d.interfaces[0].rx.reorder[0].video.sampling, VideoSampling::ycbcr_444);
+  EXPECT_EQ(protocols::granule_of(d.interfaces[0].rx.reorder[0]), 15u);  // 4 pixels in 15 bytes
+}
+
+TEST_F(ConfigReorder, st2110_VideoTypeErrorsNameTheKeyAndLine) {
+  const auto issues = test::parse_issues(video_yaml(R"(            width: 1920
+            height: 1080
+            sampling: YCbCr-4:2:0
+            exactframerate: 59.94
+            payload_type: 128
+            colorimetry: BT709)"));
+  const std::string p = "interfaces[0].rx.reorder[0].video.";
+  test::expect_issue(issues, "test.yaml", 17, 13, p + "sampling", "YCbCr-4:2:0",
+                     "must be one of: YCbCr-4:2:2, YCbCr-4:4:4, RGB");
+  test::expect_issue(issues, "test.yaml", 18, 13, p + "exactframerate", "59.94",
+                     "an integer (50) or N/D (60000/1001)");
+  test::expect_issue(issues, "test.yaml", 19, 13, p + "payload_type", "128", "must be an integer 0..127");
+  const ConfigIssue* unknown = find_issue(issues, p + "colorimetry");
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_NE(unknown->message.find("width, height, sampling, depth, exactframerate, interlaced, payload_type"),
+            std::string::npos)
+      << unknown->message;
+}
+
+TEST_F(ConfigReorder, st2110_VideoRulesNameWhatIsAllowed) {
+  const auto issues = test::parse_issues(video_yaml(R"(            width: 1921
+            height: 1080
+            depth: 10
+            exactframerate: 60000/1001)"));
+  test::expect_issue(issues, "test.yaml", 15, 13, "interfaces[0].rx.reorder[0].video.width", "1921",
+                     "must be a multiple of 2 pixels: YCbCr-4:2:2 10-bit packs 2 pixels in a 5-byte pixel group");
+  Config c = video_of(valid());
+  EXPECT_TRUE(c.validate().empty()) << c.validate()[0].to_string();
+  const std::string p = "interfaces[0].rx.reorder[0].";
+  reorder(c).video.depth = 9;
+  test::expect_only(c, p + "video.depth", "9", "must be one of: 8, 10, 12, 16");
+  reorder(c).video.depth = 10;
+  reorder(c).video.width = 0;
+  test::expect_only(c, p + "video.width", "0", "is required in mode rtp_video");
+  reorder(c).video.width = 32770;
+  test::expect_only(c, p + "video.width", "32770", "1..32768");
+  reorder(c).video.width = 1920;
+  reorder(c).video.height = 0;
+  test::expect_only(c, p + "video.height", "0", "is required in mode rtp_video");
+  reorder(c).video.height = 1081;
+  reorder(c).video.interlaced = true;
+  test::expect_only(c, p + "video.height", "1081", "must be even when interlaced");
+  reorder(c).video.height = 1080;
+  reorder(c).video.rate_num = 0;
+  test::expect_only(c, p + "video.exactframerate", "", "is required in mode rtp_video");
+  reorder(c).video.rate_num = 50;
+  reorder(c).video.payload_type = 200;
+  test::expect_only(c, p + "video.payload_type", "200", "0..127");
+  reorder(c).video.payload_type = 96;
+  reorder(c).video.sampling = VideoSampling::ycbcr_444;
+  reorder(c).video.width = 1918;  // 10-bit 4:4:4: 4 pixels in 15 bytes
+  test::expect_only(c, p + "video.width", "1918", "must be a multiple of 4 pixels");
+  reorder(c).video.width = 1920;
+  EXPECT_TRUE(c.validate().empty());
+}
+
+TEST_F(ConfigReorder, st2110_VideoRefusesKeysOfOtherModes) {
+  Config c = video_of(valid());
+  const std::string p = "interfaces[0].rx.reorder[0].";
+  reorder(c).frame_bytes = 4096;
+  test::expect_only(c, p + "frame_bytes", "4096", "must be video.height lines of 4800 bytes (5184000)");
+  reorder(c).frame_bytes = 5184000;  // the same size written out is fine
+  EXPECT_TRUE(c.validate().empty());
+  reorder(c).granule = 2;
+  test::expect_only(c, p + "granule", "2", "must divide the pixel group's 5 bytes");
+  reorder(c).granule = 0;
+  reorder(c).payload_size = 1200;
+  test::expect_only(c, p + "payload_size", "1200", "each packet's RTP header and SRD headers say");
+  reorder(c).payload_size = 0;
+  reorder(c).packets_per_frame = 4320;
+  test::expect_only(c, p + "packets_per_frame", "4320", "sizes frames by video.width, height, sampling and depth");
+  reorder(c).packets_per_frame = 0;
+  reorder(c).input = SampleFormat::int16;
+  reorder(c).output = SampleFormat::fp32;
+  test::expect_only(c, p + "input", "int16", "must be raw in mode rtp_video");
+  reorder(c).input = SampleFormat::raw;
+  reorder(c).output = SampleFormat::raw;
+  reorder(c).vita49.samples_per_frame = 64;
+  test::expect_only(c, p + "vita49", "", "is only read in mode vita49; mode is rtp_video");
+}
+
+TEST_F(ConfigReorder, st2110_VideoBlockOnlyInModeRtpVideo) {
+  const auto issues = test::parse_issues(span_yaml(R"(          mode: vita49
+          vita49: {samples_per_frame: 1024}
+          video: {width: 1920})"));
+  test::expect_issue(issues, "test.yaml", 13, 11, "interfaces[0].rx.reorder[0].video", "",
+                     "is only read in mode rtp_video; mode is vita49");
+  Config c = spans_of(valid(), ReorderMode::spead);
+  reorder(c).frame_bytes = 1 << 20;
+  reorder(c).video.height = 720;
+  test::expect_only(c, "interfaces[0].rx.reorder[0].video", "", "is only read in mode rtp_video; mode is spead");
+}
+
+TEST_F(ConfigReorder, st2110_VideoFramesOnTheGpuNeedGpuReadableMemory) {
+  Config c = video_of(valid());
+  reorder(c).frames = FrameTarget::gpu;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].queue").find("which the GPU cannot read"), std::string::npos);
+  c.memory_regions[0].kind = MemoryKind::pinned;
+  c.memory_regions[0].gpu = 0;
+  EXPECT_TRUE(c.validate().empty()) << c.validate()[0].to_string();
+}
+
+TEST(st2110_video_rate, ExactFrameRateParsesAsSdpWritesIt) {
+  uint32_t n = 0, d = 0;
+  EXPECT_TRUE(parse_exactframerate("60000/1001", n, d));
+  EXPECT_EQ(n, 60000u);
+  EXPECT_EQ(d, 1001u);
+  EXPECT_TRUE(parse_exactframerate("25", n, d));
+  EXPECT_EQ(n, 25u);
+  EXPECT_EQ(d, 1u);
+  for (const char* bad : {"", "0", "59.94", "60000/", "/1001", "60000/0", "-50", "50 ", "1/2/3", "99999999999"})
+    EXPECT_FALSE(parse_exactframerate(bad, n, d)) << bad;
+  EXPECT_EQ(n, 25u);  // untouched by a failure
+  EXPECT_EQ(exactframerate_text(VideoOptions{.rate_num = 30000, .rate_den = 1001}), "30000/1001");
+  EXPECT_EQ(exactframerate_text(VideoOptions{.rate_num = 50, .rate_den = 1}), "50");
 }
 
 }  // namespace
