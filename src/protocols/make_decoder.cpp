@@ -5,6 +5,7 @@
 #include "protocols/decoder.h"
 #include "protocols/fields.h"
 #include "protocols/roce_receiver.h"
+#include "protocols/rtp_video.h"
 #include "protocols/spead.h"
 #include "protocols/vita49.h"
 
@@ -16,6 +17,7 @@ std::unique_ptr<Decoder> make_decoder(const ReorderConfig& cfg) {
     case ReorderMode::spead: return std::make_unique<SpeadDecoder>(cfg.spead);
     case ReorderMode::vita49: return std::make_unique<Vita49Decoder>(cfg.vita49);
     case ReorderMode::roce: return std::make_unique<RoceDecoder>(cfg.roce, frame_bytes_of(cfg));
+    case ReorderMode::rtp_video: return std::make_unique<RtpVideoDecoder>(cfg.video, cfg.max_streams);
     default:
       throw Error(Errc::invalid_config, std::string("reorder mode ") + to_string(cfg.mode) +
                                             " places slots, not spans: it has no decoder");
