@@ -4,6 +4,8 @@
 // with one 16- or 8-byte store per thread, contiguous across a warp.
 #include <cuda_fp16.h>
 
+#include <atomic>
+
 #include "gpu/cuda_check.h"
 #include "gpu/video_unpack.h"
 #include "protocols/rtp_video_format.h"
@@ -71,9 +73,10 @@ __device__ __forceinline__ uint32_t sample_bits(uint32_t v, const UnpackJob& job
   return job.fp16 ? __half_as_ushort(__float2half_rn(__fmul_rn(__uint2float_rn(v), job.scale))) : v;
 }
 
-// Writes the unit whose first pgroup is `first`.
+// Writes the unit whose first pgroup is `first`; the frame's planes are out_off past job.out.
 template <UnpackFormat F>
-__device__ __forceinline__ void store_unit(const UnpackJob& job, uint32_t first, const uint32_t (&s)[3][8]) {
+__device__ __forceinline__ void store_unit(const UnpackJob& job, uint64_t out_off, uint32_t first,
+                                           const uint32_t (&s)[3][8]) {
   using U = Unit<F>;
   uint32_t row = first / job.row_pgroups, col = first - row * job.row_pgroups;
   if (job.vector_out) {  // the unit lies in one line; 16-byte (8 samples) or 8-byte (4) stores
@@ -83,7 +86,7 @@ __device__ __forceinline__ void store_unit(const UnpackJob& job, uint32_t first,
 #pragma unroll
       for (int i = 0; i < 4; ++i)
         w[i] = 2 * i < int(U::samples(p)) ? sample_bits(s[p][2 * i], job) | sample_bits(s[p][2 * i + 1], job) << 16 : 0;
-      std::byte* dst = job.out[p] + uint64_t{row} * job.pitch[p] + uint64_t{col} * U::samples(p) / U::pgroups * 2;
+      std::byte* dst = job.out[p] + out_off + uint64_t{row} * job.pitch[p] + uint64_t{col} * U::samples(p) / U::pgroups * 2;
       if (U::samples(p) == 8) *reinterpret_cast<uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
       else *reinterpret_cast<uint2*>(dst) = make_uint2(w[0], w[1]);
     }
@@ -99,7 +102,7 @@ __device__ __forceinline__ void store_unit(const UnpackJob& job, uint32_t first,
 #pragma unroll
       for (uint32_t e = 0; e < 2; ++e) {
         if (e >= per) break;
-        std::byte* dst = job.out[p] + uint64_t{row} * job.pitch[p] + (uint64_t{col} * per + e) * 2;
+        std::byte* dst = job.out[p] + out_off + uint64_t{row} * job.pitch[p] + (uint64_t{col} * per + e) * 2;
         *reinterpret_cast<uint16_t*>(dst) = static_cast<uint16_t>(sample_bits(s[p][g * per + e], job));
       }
     }
@@ -121,9 +124,10 @@ __global__ void __launch_bounds__(kUnpackThreads) unpack_staged(const __grid_con
   __shared__ uint4 tile[tile_vecs];
   const uint32_t t = threadIdx.x;
   const uint64_t b0 = uint64_t{blockIdx.x} * tile_bytes;
+  const std::byte* frame = job.in + blockIdx.y * job.in_frame_stride;
   const uint32_t nb = job.in_bytes - b0 < tile_bytes ? static_cast<uint32_t>(job.in_bytes - b0) : tile_bytes;
   if (job.aligned_in && nb == tile_bytes) {
-    const uint4* src = reinterpret_cast<const uint4*>(job.in + b0);
+    const uint4* src = reinterpret_cast<const uint4*>(frame + b0);
     constexpr uint32_t per_thread = (tile_vecs + kUnpackThreads - 1) / kUnpackThreads;
     uint4 v[per_thread];
 #pragma unroll
@@ -135,12 +139,12 @@ __global__ void __launch_bounds__(kUnpackThreads) unpack_staged(const __grid_con
   } else {  // the frame's last tile, or a frame not 16-byte aligned: vectors where whole, then bytes
     uint32_t head = 0;
     if (job.aligned_in) {
-      const uint4* src = reinterpret_cast<const uint4*>(job.in + b0);
+      const uint4* src = reinterpret_cast<const uint4*>(frame + b0);
       for (uint32_t i = t; i < nb / 16; i += kUnpackThreads) tile[i] = __ldcs(src + i);
       head = nb & ~15u;
     }
     auto* bytes = reinterpret_cast<unsigned char*>(tile);
-    const auto* in = reinterpret_cast<const unsigned char*>(job.in + b0);
+    const auto* in = reinterpret_cast<const unsigned char*>(frame + b0);
     for (uint32_t i = head + t; i < nb; i += kUnpackThreads) bytes[i] = in[i];
   }
   __syncthreads();
@@ -155,7 +159,7 @@ __global__ void __launch_bounds__(kUnpackThreads) unpack_staged(const __grid_con
     for (uint32_t i = 0; i < U::bytes / 4; ++i) w[i] = sw[i];  // stride 5 words (10-bit): no bank conflict
     uint32_t s[3][8];
     decode<F>(w, s);
-    store_unit<F>(job, first, s);
+    store_unit<F>(job, blockIdx.y * job.out_frame_stride, first, s);
   }
 }
 
@@ -169,26 +173,27 @@ __global__ void __launch_bounds__(kUnpackThreads) unpack_direct(const __grid_con
   const uint32_t first = unit * U::pgroups;
   if (first >= job.pgroups) return;
   const uint64_t off = uint64_t{unit} * U::bytes;
+  const std::byte* frame = job.in + blockIdx.y * job.in_frame_stride;
   uint32_t w[nw];
   if (job.aligned_in && off + U::bytes <= job.in_bytes) {
     if constexpr (U::bytes % 16 == 0) {
 #pragma unroll
       for (uint32_t i = 0; i < nw / 4; ++i) {
-        const uint4 v = __ldcs(reinterpret_cast<const uint4*>(job.in + off) + i);
+        const uint4 v = __ldcs(reinterpret_cast<const uint4*>(frame + off) + i);
         w[4 * i] = v.x, w[4 * i + 1] = v.y, w[4 * i + 2] = v.z, w[4 * i + 3] = v.w;
       }
     } else if constexpr (U::bytes % 8 == 0) {
 #pragma unroll
       for (uint32_t i = 0; i < nw / 2; ++i) {
-        const uint2 v = __ldcs(reinterpret_cast<const uint2*>(job.in + off) + i);
+        const uint2 v = __ldcs(reinterpret_cast<const uint2*>(frame + off) + i);
         w[2 * i] = v.x, w[2 * i + 1] = v.y;
       }
     } else {
 #pragma unroll
-      for (uint32_t i = 0; i < nw; ++i) w[i] = __ldcs(reinterpret_cast<const unsigned*>(job.in + off) + i);
+      for (uint32_t i = 0; i < nw; ++i) w[i] = __ldcs(reinterpret_cast<const unsigned*>(frame + off) + i);
     }
   } else {
-    const auto* in = reinterpret_cast<const unsigned char*>(job.in);
+    const auto* in = reinterpret_cast<const unsigned char*>(frame);
 #pragma unroll
     for (uint32_t i = 0; i < nw; ++i) {
       w[i] = 0;
@@ -199,7 +204,23 @@ __global__ void __launch_bounds__(kUnpackThreads) unpack_direct(const __grid_con
   }
   uint32_t s[3][8];
   decode<F>(w, s);
-  store_unit<F>(job, first, s);
+  store_unit<F>(job, blockIdx.y * job.out_frame_stride, first, s);
+}
+
+// Units one wave of 4-unit tiles would take: 8 blocks of kUnpackThreads x 4 per SM; 0 when
+// the device cannot be asked. Per device, asked once.
+uint64_t wave_units() noexcept {
+  static std::atomic<uint32_t> sms[64];
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return 0;
+  uint32_t n = dev < 64 ? sms[dev].load(std::memory_order_relaxed) : 0;
+  if (n == 0) {
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || v <= 0) return 0;
+    n = static_cast<uint32_t>(v);
+    if (dev < 64) sms[dev].store(n, std::memory_order_relaxed);
+  }
+  return uint64_t{n} * 8 * kUnpackThreads * 4;
 }
 
 template <UnpackFormat F>
@@ -244,13 +265,14 @@ bool make_unpack_job(const VideoOptions& video, const void* frame, const VideoPl
   return true;
 }
 
-cudaError_t launch_unpack(const UnpackJob& job, cudaStream_t stream, uint32_t units) noexcept {
+cudaError_t launch_unpack(const UnpackJob& job, cudaStream_t stream, uint32_t units, uint32_t frames) noexcept {
   const uint32_t unit_pg = unit_pgroups(job.format);
   const uint64_t total_units = (uint64_t{job.pgroups} + unit_pg - 1) / unit_pg;
+  if (units == kUnpackAuto) units = total_units * frames * 2 >= wave_units() && wave_units() > 0 ? 4 : 0;
   units = units <= 2 ? units : 4;  // the variants built: 0 (direct), 1, 2, 4
   const uint64_t per_block = uint64_t{kUnpackThreads} * (units == 0 ? 1 : units);
   const auto grid = static_cast<uint32_t>((total_units + per_block - 1) / per_block);
-  if (grid == 0) return cudaSuccess;
+  if (grid == 0 || frames == 0) return cudaSuccess;
   const void* k = nullptr;
   switch (job.format) {
     case UnpackFormat::ycbcr422_10: k = kernel_for<UnpackFormat::ycbcr422_10>(units); break;
@@ -258,7 +280,7 @@ cudaError_t launch_unpack(const UnpackJob& job, cudaStream_t stream, uint32_t un
     case UnpackFormat::rgb_8: k = kernel_for<UnpackFormat::rgb_8>(units); break;
   }
   void* args[] = {const_cast<UnpackJob*>(&job)};
-  return cudaLaunchKernel(k, dim3(grid), dim3(kUnpackThreads), args, 0, stream);
+  return cudaLaunchKernel(k, dim3(grid, frames), dim3(kUnpackThreads), args, 0, stream);
 }
 
 void unpack_video(const VideoOptions& video, const void* frame, const VideoPlanes& out, Stream stream) {

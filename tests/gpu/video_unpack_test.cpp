@@ -220,6 +220,52 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(frames, st2110_video_unpack, ::testing::ValuesIn(cases()), case_name);
 
+// Several frames in one launch (UnpackJob's frame strides, gridDim.y), each frame its own
+// planes: every variant, lines that units straddle (722) and not (1920).
+TEST(st2110_video_unpack_cases, frames_in_one_launch) {
+  NDQ_REQUIRE_GPU();
+  constexpr uint32_t kFrames = 3;
+  for (const uint32_t width : {722u, 1920u})
+    for (const PlaneType type : {PlaneType::uint16, PlaneType::fp16}) {
+      const Case c{VideoSampling::ycbcr_422, 10, width, 35, type, 0, 0, Content::random};
+      const VideoOptions v = options(c);
+      const uint64_t in_stride = (protocols::video::frame_bytes(v) + 255) / 256 * 256;
+      HostPlanes want[kFrames] = {HostPlanes(v, type, 0), HostPlanes(v, type, 0), HostPlanes(v, type, 0)};
+      const uint64_t out_stride = (want[0].bytes[0].size() + want[0].bytes[1].size() + want[0].bytes[2].size() + 255) / 256 * 256;
+      DeviceArray<std::byte> in(in_stride * kFrames), out(out_stride * kFrames);
+      ASSERT_TRUE(in.p && out.p);
+      for (uint32_t f = 0; f < kFrames; ++f) {
+        const std::vector<std::byte> frame = make_frame(c, v, 1000 + f);
+        CUDA_OK(cudaMemcpy(in.p + f * in_stride, frame.data(), frame.size(), cudaMemcpyHostToDevice));
+        unpack_reference(v, frame.data(), want[f].planes);
+      }
+      VideoPlanes dev;  // frame 0's planes: Y, Cb, Cr one after another
+      dev.type = type;
+      std::byte* at = out.p;
+      for (int p = 0; p < 3; ++p) {
+        dev.data[p] = at;
+        dev.pitch[p] = want[0].planes.pitch[p];
+        at += want[0].bytes[p].size();
+      }
+      UnpackJob job;
+      ASSERT_TRUE(make_unpack_job(v, in.p, dev, job, nullptr));
+      job.in_frame_stride = in_stride;
+      job.out_frame_stride = out_stride;
+      for (const uint32_t variant : {kUnpackAuto, 0u, 1u, 2u, 4u}) {
+        CUDA_OK(cudaMemset(out.p, int(kSentinel), out_stride * kFrames));
+        CUDA_OK(launch_unpack(job, nullptr, variant, kFrames));
+        CUDA_OK(cudaDeviceSynchronize());
+        for (uint32_t f = 0; f < kFrames; ++f) {
+          HostPlanes got(v, type, 0);
+          for (int p = 0; p < 3; ++p)
+            CUDA_OK(cudaMemcpy(got.bytes[p].data(), static_cast<std::byte*>(dev.data[p]) + f * out_stride,
+                               got.bytes[p].size(), cudaMemcpyDeviceToHost));
+          EXPECT_TRUE(same_planes(v, got, want[f])) << "width " << width << ", variant " << variant << ", frame " << f;
+        }
+      }
+    }
+}
+
 // One pgroup worked by hand (RFC 4175 section 4.3's bit order): Cb=1 Y0=2 Cr=3 Y1=4 in 10 bits
 // is 0000000001 0000000010 0000000011 0000000100 = 00 40 20 0C 04; and the largest values.
 TEST(st2110_video_unpack_cases, hand_packed_pgroups) {
