@@ -1,5 +1,6 @@
 #include "st2110_path.h"
 
+#include <cstdio>
 #include <regex>
 #include <stdexcept>
 #include <vector>
@@ -16,6 +17,13 @@ std::string run_in_ns(const NetnsLab& lab, const std::string& ns, const std::vec
     throw std::runtime_error("in " + ns + ": " + cmd + " failed: " + out);
   }
   return out;
+}
+
+// u32 reads values and masks as hexadecimal: "31" would be 0x31.
+std::string hex(uint16_t v) {
+  char b[8];
+  std::snprintf(b, sizeof b, "0x%x", v);
+  return b;
 }
 
 constexpr const char* kHole = "ndqhole0";  // the veth that leads nowhere (its peer ndqhole1)
@@ -37,7 +45,7 @@ void drop_rtp_sequences(const NetnsLab& lab, const NetnsLab::Side& side, uint16_
   run_in_ns(lab, side.ns,
             {"tc", "filter", "add", "dev", side.veth, "egress", "protocol", "ip", "prio", "1", "u32", "match", "ip",
              "protocol", "17", "0xff", "match", "ip", "dport", std::to_string(port), "0xffff", "match", "u16", "0",
-             std::to_string(mask), "at", "30", "action", "mirred", "egress", "redirect", "dev", kHole});
+             hex(mask), "at", "30", "action", "mirred", "egress", "redirect", "dev", kHole});
 }
 
 uint64_t rtp_sequences_dropped(const NetnsLab& lab, const NetnsLab::Side& side) {
