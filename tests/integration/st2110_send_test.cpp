@@ -74,6 +74,27 @@ bool udp_bound(const std::string& ns, uint16_t port) {
   return false;
 }
 
+// UDP RcvbufErrors of this namespace (/proc/net/snmp): datagrams the kernel dropped because a
+// socket's buffer was full, so that a failure says whether GStreamer fell behind.
+uint64_t udp_rcvbuf_errors(const std::string& ns) {
+  std::string text;
+  const std::vector<std::string> argv =
+      ns.empty() ? std::vector<std::string>{"cat", "/proc/net/snmp"}
+                 : std::vector<std::string>{"ip", "netns", "exec", ns, "cat", "/proc/net/snmp"};
+  if (ndqtest::run_command(argv, &text) != 0) return 0;
+  std::istringstream in(text);
+  std::string names, values, line;
+  while (std::getline(in, line))
+    if (line.rfind("Udp: ", 0) == 0) {
+      if (names.empty()) names = line; else values = line;
+    }
+  std::istringstream n(names), v(values);
+  std::string name, value;
+  while (n >> name && v >> value)
+    if (name == "RcvbufErrors") return std::stoull(value);
+  return 0;
+}
+
 // GStreamer depayloading netdaq's stream into a file.
 class GstDepay {
  public:
@@ -161,12 +182,15 @@ void gst_round_trip(const std::string& gst_ns, const std::string& send_ns, const
     if (!bound) std::this_thread::sleep_for(50ms);
   }
   ASSERT_TRUE(bound) << "gst-launch-1.0 did not bind udp port " << port << "\n" << gst.proc().output();
+  const uint64_t rcvbuf_errors = udp_rcvbuf_errors(gst_ns);
   const std::string out = run_sender(send_ns, send_argv("udp://" + host + ":" + std::to_string(port), f, w, h, frames, extra));
   for (int i = 0; i < 100 && file_size(gst.path()) < frames * fb; ++i) std::this_thread::sleep_for(50ms);
   const int rc = gst.finish();
   EXPECT_EQ(rc, 0) << gst.proc().command() << "\n" << gst.proc().output();
-  expect_same_frames(gst.path(), sent, fb, frames, std::string(f.name) + (pattern ? " pattern" : " file") +
-                                                       "\nnetdaq: " + out + "\ngst: " + gst.proc().output());
+  expect_same_frames(gst.path(), sent, fb, frames,
+                     std::string(f.name) + (pattern ? " pattern" : " file") + "\nUDP RcvbufErrors in GStreamer's namespace during the run: " +
+                         std::to_string(udp_rcvbuf_errors(gst_ns) - rcvbuf_errors) + "\nnetdaq: " + out +
+                         "\ngst: " + gst.proc().output());
 }
 
 void require_gst() {
@@ -374,7 +398,7 @@ TEST(st2110Send, NarrowGappedPacingSeenByATimestampingReceiver) {
   // Packets T_DRAIN apart: the median within 25%, most gaps within 50% (a 2-core VM's timer
   // and scheduler jitter moves some; a catch-up burst puts a few at 0).
   EXPECT_NEAR(f.median_gap_us, drain / 1e3, 0.25 * drain / 1e3);
-  EXPECT_GE(f.within_half_drain, 0.6);
+  EXPECT_GE(f.within_half_drain, 0.5);  // 93-99% here when idle, 68% once under a parallel build
   RecordProperty("median_span_us", std::to_string(f.median_span_us));
   RecordProperty("median_gap_us", std::to_string(f.median_gap_us));
   RecordProperty("within_half_drain", std::to_string(f.within_half_drain));
@@ -403,7 +427,7 @@ TEST(st2110Send, UnpacedStreamFailsThePacingBounds) {
   ASSERT_GE(f.frames, 20u);
   const double span = (n - 1) * drain / 1e3;
   EXPECT_LT(f.median_span_us, 0.5 * span);
-  EXPECT_LT(f.within_half_drain, 0.6);
+  EXPECT_LT(f.within_half_drain, 0.2);  // 1-2% measured
 }
 
 namespace {
