@@ -1,0 +1,165 @@
+// ST 2110-20 video end to end on a real GPU: frames packetized by netdaq's VideoSender
+// (RFC 4175 RTP payloads, segments cut at 1,200 bytes, lines straddled) land in GPU memory
+// through FramePipeline in mode rtp_video, in every launch mode, and are unpacked there
+// (unpack_video on the pipeline's stream) into planar uint16 and fp16: every frame complete,
+// its bytes the frame sent, its planes the CPU reference's of the frame sent.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "device_array.h"
+#include "gpu/host/video_unpack_reference.h"
+#include "gpu_test_util.h"
+#include "netdaq/gpu.h"
+#include "netdaq/video_unpack.h"
+#include "protocols/rtp_video_format.h"
+#include "sensors/video_sender.h"
+
+namespace netdaq::gpu {
+namespace {
+
+constexpr uint32_t kPayloadAt = 42;  // a UDP payload's place in its buffer (Ethernet + IPv4 + UDP)
+constexpr uint32_t kFrames = 3;
+constexpr size_t kBurst = 256;
+
+// The sender's packets in mapped pinned memory (readable by the GPU in every staging).
+class SentPackets final : public ndqtest::HeapBursts {
+ public:
+  SentPackets(sensors::VideoSender& tx, size_t count) : lens_(count) {
+    stride_ = (kPayloadAt + tx.max_packet_bytes() + 63) / 64 * 64;
+    ok_ = cudaHostAlloc(reinterpret_cast<void**>(&mem_), stride_ * count, cudaHostAllocMapped) == cudaSuccess;
+    for (size_t i = 0; ok_ && i < count; ++i)
+      lens_[i] = tx.next_packet({mem_ + i * stride_ + kPayloadAt, stride_ - kPayloadAt});
+  }
+  ~SentPackets() { cudaFreeHost(mem_); }
+  bool ok() const { return ok_; }
+  size_t size() const { return lens_.size(); }
+  uint32_t len(size_t i) const { return lens_[i]; }
+  RxBurst burst(size_t from, size_t n) {
+    return make(n, [&](size_t k, netdaq::detail::PacketFields& f) {
+      f.nseg = 1;
+      f.data[0] = mem_ + (from + k) * stride_ + kPayloadAt;
+      f.len[0] = f.cap[0] = lens_[from + k];
+    });
+  }
+
+ private:
+  std::vector<uint32_t> lens_;
+  size_t stride_ = 0;
+  std::byte* mem_ = nullptr;
+  bool ok_ = false;
+};
+
+class st2110_gpu_frames : public ::testing::TestWithParam<ndqtest::LaunchCase> {
+ protected:
+  void SetUp() override { NDQ_REQUIRE_GPU(); }
+};
+
+TEST_P(st2110_gpu_frames, sent_frames_unpack_to_the_reference_planes) {
+  VideoOptions v;
+  v.width = 1920;
+  v.height = 1080;
+  v.depth = 10;
+  v.rate_num = 60;
+  const uint64_t frame_bytes = protocols::video::frame_bytes(v);
+  std::vector<std::byte> frames(frame_bytes * kFrames);
+  std::mt19937_64 rng(2110);
+  for (auto& b : frames) b = std::byte(rng() & 0xFF);
+
+  sensors::VideoSenderConfig sc;
+  sc.video = v;
+  sc.payload_size = 1200;
+  sensors::VideoSender tx(sc);
+  tx.set_frames(frames);
+  SentPackets packets(tx, size_t{tx.packets_per_frame()} * kFrames);
+  ASSERT_TRUE(packets.ok());
+  for (size_t i = 0; i < packets.size(); ++i) ASSERT_GT(packets.len(i), 0u) << "packet " << i;
+
+  ReorderConfig c;
+  c.mode = ReorderMode::rtp_video;
+  c.video = v;
+  c.launch = GetParam().launch;
+  c.staging = GetParam().staging;
+  c.max_open_frames = 2;
+  c.frame_buffers = 8;
+  c.bursts_in_flight = 3;
+  c.frame_timeout_us = 10'000'000;  // frames close by their marker
+  FramePipeline p(c);
+  ASSERT_EQ(p.frame_bytes(), frame_bytes);
+
+  // Planes for one frame, uint16 and fp16 (tight pitches).
+  VideoPlanes planes[2];
+  std::vector<ndqtest::DeviceArray<std::byte>*> owned;
+  for (int t = 0; t < 2; ++t) {
+    planes[t].type = t == 0 ? PlaneType::uint16 : PlaneType::fp16;
+    for (int k = 0; k < 3; ++k) {
+      planes[t].pitch[k] = uint64_t{plane_width(v, k)} * 2;
+      owned.push_back(new ndqtest::DeviceArray<std::byte>(planes[t].pitch[k] * v.height));
+      ASSERT_NE(owned.back()->p, nullptr);
+      planes[t].data[k] = owned.back()->p;
+    }
+  }
+  struct Free {
+    std::vector<ndqtest::DeviceArray<std::byte>*>& v;
+    ~Free() {
+      for (auto* a : v) delete a;
+    }
+  } free_planes{owned};
+
+  uint32_t seen = 0;
+  const auto take = [&] {
+    while (Frame f = p.next_frame()) {
+      ASSERT_LT(seen, kFrames);
+      EXPECT_TRUE(f.complete()) << "frame " << f.index() << ": " << f.packets_received() << " of "
+                                << f.packets_expected() << " granules";
+      ASSERT_EQ(f.size_bytes(), frame_bytes);
+      const std::byte* sent = frames.data() + seen * frame_bytes;
+      std::vector<std::byte> bytes(frame_bytes);
+      CUDA_OK(cudaMemcpy(bytes.data(), f.data(), frame_bytes, cudaMemcpyDeviceToHost));
+      EXPECT_TRUE(std::memcmp(bytes.data(), sent, frame_bytes) == 0) << "frame " << seen << "'s bytes";
+      for (const VideoPlanes& dev : planes) {
+        unpack_video(v, f.data(), dev, p.stream());  // ordered after the frame's placement
+        CUDA_OK(cudaStreamSynchronize(p.stream()));
+        std::vector<std::byte> got[3], want[3];
+        VideoPlanes host = dev;
+        for (int k = 0; k < 3; ++k) {
+          got[k].resize(dev.pitch[k] * v.height);
+          want[k].resize(dev.pitch[k] * v.height);
+          host.data[k] = want[k].data();
+          CUDA_OK(cudaMemcpy(got[k].data(), dev.data[k], got[k].size(), cudaMemcpyDeviceToHost));
+        }
+        unpack_reference(v, sent, host);
+        for (int k = 0; k < 3; ++k)
+          EXPECT_TRUE(got[k] == want[k]) << "frame " << seen << ", plane " << k << " ("
+                                         << (dev.type == PlaneType::fp16 ? "fp16" : "uint16") << ")";
+      }
+      ++seen;
+    }
+  };
+  for (size_t at = 0; at < packets.size(); at += kBurst) {
+    p.submit(packets.burst(at, std::min(kBurst, packets.size() - at)));
+    take();
+    if (HasFatalFailure()) return;
+  }
+  p.flush();
+  for (int spins = 0; spins < 20 && seen < kFrames; ++spins) {
+    p.synchronize();
+    take();
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_EQ(seen, kFrames);
+  const PipelineStats s = p.stats();
+  EXPECT_TRUE(ndqtest::pipeline_accounted(s));
+  EXPECT_EQ(s.packets_in, packets.size());
+  EXPECT_EQ(s.packets_placed, packets.size());
+  EXPECT_EQ(s.frames_complete, kFrames);
+  EXPECT_EQ(s.malformed, 0u) << p.last_malformed();
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, st2110_gpu_frames, ndqtest::every_launch_mode(), ndqtest::launch_case_name);
+
+}  // namespace
+}  // namespace netdaq::gpu
