@@ -77,13 +77,14 @@ void RtpVideoDecoder::decode(std::span<const std::byte>, uint32_t, Decoded& out)
 }
 
 RtpVideoDecoder::Stream* RtpVideoDecoder::stream_of(uint32_t ssrc) noexcept {
-  if (last_ && last_->ssrc == ssrc) return last_;
-  for (Stream& s : streams_) {
-    if (!s.used) {  // streams fill the table in order: the first free entry ends the search
-      s = Stream{.used = true, .ssrc = ssrc};
-      return last_ = &s;
+  if (streams_[last_].used && streams_[last_].ssrc == ssrc) return &streams_[last_];
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    Stream& s = streams_[i];
+    if (!s.used) s = Stream{.used = true, .ssrc = ssrc};  // the table fills in order: the first free entry ends the search
+    if (s.ssrc == ssrc) {
+      last_ = i;
+      return &s;
     }
-    if (s.ssrc == ssrc) return last_ = &s;
   }
   return nullptr;
 }
@@ -135,6 +136,7 @@ void RtpVideoDecoder::decode_packet(const PacketBytes& p, Decoded& out) noexcept
   const auto refuse = [&](const char* why) {
     ++counters_.malformed;
     out.malformed(why);
+    out.nspans = 0;  // a refused packet has no spans
   };
   const uint32_t len = p.packet_len;
   const std::byte* b = p.first.data();
@@ -211,6 +213,8 @@ void RtpVideoDecoder::decode_packet(const PacketBytes& p, Decoded& out) noexcept
   if (Stream* s = stream_of(ssrc)) {
     if (!frame_of(*s, ts, field, &frame, out)) {
       ++counters_.malformed;
+      out.nspans = 0;
+      out.has_stream = false;
       return;
     }
   }

@@ -12,7 +12,8 @@
 // stamps both fields alike (the frame's time) is numbered the same. A packet more than
 // kFarBehind frames behind the newest is refused (malformed); kResyncAfter of them in a row
 // restart the stream's numbering after its newest frame (a sender restarted its timestamps).
-// Stateful: decode_packet() only, from one thread, in arrival order.
+// Stateful: decode_packet() only, from one thread, in arrival order. A copy carries the state
+// on independently (the fuzzer compares a copy fed the packet split in two buffers).
 #pragma once
 
 #include <cstdint>
@@ -68,7 +69,7 @@ class RtpVideoDecoder final : public Decoder {
   uint32_t units_per_frame_ = 1;  // 2 when interlaced (fields)
   double unit_ticks_ = 0;       // RTP ticks of one unit
   std::vector<Stream> streams_;
-  Stream* last_ = nullptr;      // the stream of the packet before
+  size_t last_ = 0;             // index of the stream of the packet before (copies stay valid)
   RtpVideoCounters counters_;
 };
 
