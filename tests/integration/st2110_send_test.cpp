@@ -150,13 +150,15 @@ void expect_same_frames(const std::string& got_path, const Bytes& sent, uint64_t
 
 // netdaq sends `frames` frames of `sent` (a raw file, looped) or of the test pattern (sent
 // empty) from namespace send_ns to gst in gst_ns at host:port; gst's file must equal them.
-void gst_round_trip(const std::string& gst_ns, const std::string& send_ns, const std::string& host, uint16_t port,
-                    const Format& f, uint32_t w, uint32_t h, uint64_t frames, bool pattern) {
+std::string gst_round_trip(const std::string& gst_ns, const std::string& send_ns, const std::string& host, uint16_t port,
+                    const Format& f, uint32_t w, uint32_t h, uint64_t frames, bool pattern,
+                    const std::vector<std::string>& more = {}) {
   const uint64_t fb = f.line_bytes(w) * h;
-  ASSERT_EQ(f.line_bytes(w) % 4, 0u) << "GStreamer's stride would pad the rows";
+  EXPECT_EQ(f.line_bytes(w) % 4, 0u) << "GStreamer's stride would pad the rows";
   Bytes sent;
   ndqtest::TempFile raw;
   std::vector<std::string> extra{"--rate", "30"};
+  extra.insert(extra.end(), more.begin(), more.end());
   if (pattern) {
     netdaq::VideoOptions v;
     v.width = w;
@@ -181,7 +183,8 @@ void gst_round_trip(const std::string& gst_ns, const std::string& send_ns, const
     bound = udp_bound(gst_ns, port);
     if (!bound) std::this_thread::sleep_for(50ms);
   }
-  ASSERT_TRUE(bound) << "gst-launch-1.0 did not bind udp port " << port << "\n" << gst.proc().output();
+  EXPECT_TRUE(bound) << "gst-launch-1.0 did not bind udp port " << port << "\n" << gst.proc().output();
+  if (!bound) return "";
   const uint64_t rcvbuf_errors = udp_rcvbuf_errors(gst_ns);
   const std::string out = run_sender(send_ns, send_argv("udp://" + host + ":" + std::to_string(port), f, w, h, frames, extra));
   for (int i = 0; i < 100 && file_size(gst.path()) < frames * fb; ++i) std::this_thread::sleep_for(50ms);
@@ -191,6 +194,7 @@ void gst_round_trip(const std::string& gst_ns, const std::string& send_ns, const
                      std::string(f.name) + (pattern ? " pattern" : " file") + "\nUDP RcvbufErrors in GStreamer's namespace during the run: " +
                          std::to_string(udp_rcvbuf_errors(gst_ns) - rcvbuf_errors) + "\nnetdaq: " + out +
                          "\ngst: " + gst.proc().output());
+  return out;
 }
 
 void require_gst() {
@@ -234,6 +238,33 @@ TEST(st2110Send, GstreamerDepaysNetdaqFramesAcrossVeth8Bit) {
   NDQ_REQUIRE(ndqtest::NetnsLab::supported(&why), why);
   ndqtest::NetnsLab lab;
   gst_round_trip(lab.a().ns, lab.b().ns, lab.a().ip4, 47112, kUyvy, 640, 480, 10, false);
+}
+
+TEST(st2110Send, GstreamerDepaysNetdaqFramesSentByAfxdp) {
+  // video-send with a config: the afxdp engine in namespace B writes the Ethernet/IPv4/UDP
+  // headers and sends the RTP payloads over the veth pair to GStreamer in A.
+  require_gst();
+  std::string why;
+  NDQ_REQUIRE(ndqtest::NetnsLab::supported(&why), why);
+  const auto engines = netdaq::engines();
+  NDQ_REQUIRE(std::find(engines.begin(), engines.end(), "afxdp") != engines.end(), "the afxdp engine is not built in");
+  ndqtest::NetnsLab lab;
+  const uint16_t port = 47114;
+  ndqtest::TempFile cfg;
+  std::ofstream(cfg.path) << "memory_regions:\n"
+                             "  - {name: umem, kind: host, buf_size: 2048, num_bufs: 8192}\n"
+                             "interfaces:\n"
+                             "  - name: video\n"
+                             "    engine: afxdp\n"
+                             "    address: " << lab.b().veth << "\n"
+                             "    tx:\n"
+                             "      destination: udp://" << lab.a().ip4 << ":" << port << "\n"
+                             "      queues:\n"
+                             "        - {id: 0, batch_size: 64, ring_depth: 16, memory_regions: [umem]}\n"
+                             "    afxdp: {dst_mac: \"" << lab.mac(lab.a()) << "\"}\n"
+                             "log: {level: warn}\n";
+  const std::string out = gst_round_trip(lab.a().ns, lab.b().ns, lab.a().ip4, port, kUyvp, 640, 480, 10, false, {cfg.path});
+  EXPECT_NE(out.find("\"engine\": \"afxdp\""), std::string::npos) << out;
 }
 
 namespace {

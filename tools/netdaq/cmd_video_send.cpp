@@ -160,8 +160,8 @@ struct Sent {
   LatenessStats late;
 };
 
-int report(const VideoSendOptions& o, const sensors::VideoSender& s, const std::string& dest, const Sent& r,
-           const QueueStats& st, uint64_t frames_asked) {
+int report(const VideoSendOptions& o, const sensors::VideoSender& s, const std::string& engine, const std::string& dest,
+           const Sent& r, const QueueStats& st, uint64_t frames_asked) {
   const sensors::St2110Timing t = s.timing();
   const double mbps = r.seconds > 0 ? double(r.bytes) * 8 / r.seconds / 1e6 : 0;
   const double fps = r.seconds > 0 ? double(r.frames) / r.seconds : 0;
@@ -174,6 +174,7 @@ int report(const VideoSendOptions& o, const sensors::VideoSender& s, const std::
                      {"seconds", r.seconds},
                      {"mbps", mbps},
                      {"frames_per_s", fps},
+                     {"engine", engine},
                      {"destination", dest},
                      {"width", v.width},
                      {"height", v.height},
@@ -217,8 +218,8 @@ int report(const VideoSendOptions& o, const sensors::VideoSender& s, const std::
                 o.pacing.c_str(), t.t_frame_ns / 1e3, t.tro_ns / 1e3, t.t_drain_ns / 1e3, t.r_active, t.cmax(),
                 r.late.mean_ns() / 1e3, r.late.quantile_bound_ns(0.99) / 1e3, r.late.max_ns() / 1e3,
                 (unsigned long long)r.bursts, (unsigned long long)r.multi_packet_bursts);
-    std::printf("  queue: %llu sent, %llu dropped (%s)\n", (unsigned long long)st.packets, (unsigned long long)drops,
-                st.mode.c_str());
+    std::printf("  queue (engine %s): %llu sent, %llu dropped (%s)\n", engine.c_str(), (unsigned long long)st.packets,
+                (unsigned long long)drops, st.mode.c_str());
   }
   if (r.frames < frames_asked) return kExitLoss;
   return drops ? kExitLoss : kExitOk;
@@ -286,7 +287,7 @@ int video_send(const VideoSendOptions& o) {
                  err.c_str(), cfg.source.c_str(), iface->name.c_str());
     return kExitError;
   }
-  const std::string name = iface->name;
+  const std::string name = iface->name, engine = iface->engine;
   const uint16_t qid = iface->tx.queues.front().id;
   const size_t batch = std::clamp<uint32_t>(iface->tx.queues.front().batch_size, 1, 1024);
   const sensors::St2110Timing t = sender->timing();
@@ -368,7 +369,7 @@ int video_send(const VideoSendOptions& o) {
   r.seconds = double(mono_ns() - t0) / 1e9;
   r.frames = r.packets / sender->packets_per_frame();
   const QueueStats st = q->stats();
-  return report(o, *sender, dest, r, st, frames);
+  return report(o, *sender, engine, dest, r, st, frames);
 }
 
 }  // namespace
