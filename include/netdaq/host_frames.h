@@ -1,5 +1,5 @@
 // Frames in host memory, for the reorder modes placed by the sensor's headers (fields, spead,
-// vita49, roce) on machines without a GPU: the packets of an rx queue are decoded, placed by
+// vita49, roce, rtp_video) on machines without a GPU: the packets of an rx queue are decoded, placed by
 // their spans into frame buffers allocated once, and handed out in order per stream with
 // their metadata and presence bits (missing bytes zero). What FramePipeline does on the GPU,
 // with memcpy (docs/gpu.md, docs/roce-software.md). One thread uses an instance.
@@ -55,6 +55,9 @@ struct HostFrameStats {
   uint64_t packets = 0, placed = 0, duplicate = 0, late = 0, no_buffer = 0, malformed = 0, no_stream = 0,
            control = 0;
   uint64_t frames_complete = 0, frames_incomplete = 0, frames_dropped = 0, bytes_missing = 0;
+  // Mode rtp_video: lines that missed any byte, over the incomplete frames popped so far
+  // (netdaq/video.h video_missing_lines tells which lines of a frame).
+  uint64_t lines_missing = 0;
   const char* last_malformed = "";        // why the last malformed packet was refused
   std::vector<RoceQueuePairStats> roce;   // mode roce: per queue pair, then the total (qpn 0)
 };
@@ -78,6 +81,8 @@ class HostFrameAssembler {
  private:
   std::unique_ptr<frames::HostFrames> impl_;
   ReorderMode mode_;
+  VideoOptions video_;          // mode rtp_video: the format, for lines_missing
+  uint64_t lines_missing_ = 0;
 };
 
 }  // namespace netdaq

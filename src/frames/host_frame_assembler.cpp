@@ -3,6 +3,7 @@
 #include "netdaq/host_frames.h"
 
 #include "frames/host_frames.h"
+#include "netdaq/video.h"
 #include "protocols/roce_receiver.h"
 
 namespace netdaq {
@@ -27,7 +28,7 @@ RoceQueuePairStats roce_stats(uint32_t qpn, const protocols::RoceCounters& c, ui
 }  // namespace
 
 HostFrameAssembler::HostFrameAssembler(const ReorderConfig& cfg)
-    : impl_(std::make_unique<frames::HostFrames>(cfg)), mode_(cfg.mode) {}
+    : impl_(std::make_unique<frames::HostFrames>(cfg)), mode_(cfg.mode), video_(cfg.video) {}
 
 HostFrameAssembler::~HostFrameAssembler() = default;
 
@@ -48,6 +49,7 @@ bool HostFrameAssembler::pop(HostFrameView& out) noexcept {
   out.granule = f.granule;
   out.items = {m.items, m.nitems};
   out.buffer = f.buffer;
+  if (mode_ == ReorderMode::rtp_video && !f.complete) lines_missing_ += video_missing_lines(video_, out, {});
   return true;
 }
 
@@ -66,6 +68,7 @@ HostFrameStats HostFrameAssembler::stats() const {
   s.no_stream = t.no_stream;
   s.frames_complete = t.frames_complete, s.frames_incomplete = t.frames_incomplete;
   s.frames_dropped = t.frames_dropped, s.bytes_missing = t.bytes_missing;
+  s.lines_missing = lines_missing_;
   s.last_malformed = impl_->last_reason();
   if (mode_ == ReorderMode::roce) {
     const auto& d = static_cast<const protocols::RoceDecoder&>(impl_->decoder());

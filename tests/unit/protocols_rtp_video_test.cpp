@@ -572,6 +572,7 @@ void host_frames_equal_the_reference(const VideoOptions& v, uint32_t per_line, u
   EXPECT_EQ(st.malformed, 0u);
   EXPECT_EQ(st.frames_complete, 2u);
   EXPECT_EQ(st.frames_incomplete, 1u);
+  EXPECT_EQ(st.lines_missing, want.size());
 }
 
 TEST(st2110_rtp_video, HostFramesEqualTheReferenceProgressive10Bit) {
