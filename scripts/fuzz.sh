@@ -9,6 +9,7 @@
 #   netdaq_span_fuzz       the placement model's frame tracker (SpanTracker: spans, presence, window)
 #   netdaq_spead_fuzz      the SPEAD decoder (src/protocols/spead.h: header, item pointers, spans)
 #   netdaq_vita49_fuzz     the VITA-49 decoder (src/protocols/vita49.h: VRT headers, sample spans)
+#   netdaq_st2110_rtp_video_fuzz  the RTP video decoder (src/protocols/rtp_video.h: RTP, SRDs, pgroup spans)
 #   netdaq_roce_sw_fuzz    the RoCEv2 wire format (src/protocols/roce.h: BTH/RETH/ImmDt, ICRC, frames)
 #   netdaq_peer_file_fuzz  the rdma engine's JSON peer-file reader (read_params); only where
 #                          the rdma engine is built (libibverbs-dev and librdmacm-dev)
@@ -38,7 +39,7 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -U LIBBPF_
       -DNETDAQ_BUILD_FUZZ=ON -DNETDAQ_BUILD_BENCH=OFF -DNETDAQ_WITH_CUDA=OFF \
       -DNETDAQ_WITH_AFXDP=OFF -DNETDAQ_WITH_DPDK=OFF \
       -DNETDAQ_FUZZ_SECONDS="$seconds" >/dev/null
-targets=(netdaq_config_fuzz netdaq_frame_fuzz netdaq_payload_fuzz netdaq_sequence_fuzz netdaq_span_fuzz netdaq_spead_fuzz netdaq_vita49_fuzz netdaq_roce_sw_fuzz)
+targets=(netdaq_config_fuzz netdaq_frame_fuzz netdaq_payload_fuzz netdaq_sequence_fuzz netdaq_span_fuzz netdaq_spead_fuzz netdaq_vita49_fuzz netdaq_st2110_rtp_video_fuzz netdaq_roce_sw_fuzz)
 # Read whole, then searched: `cmake --build --target help | grep -q` would fail under pipefail
 # when grep exits at its first match and the build tool dies of SIGPIPE.
 known_targets=$(cmake --build "$build_dir" --target help)
