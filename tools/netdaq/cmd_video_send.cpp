@@ -226,10 +226,23 @@ int report(const VideoSendOptions& o, const sensors::VideoSender& s, const std::
   return drops ? kExitLoss : kExitOk;
 }
 
-// Sends bursts until `b` is empty or a stop is asked; returns false on a stop.
+// The longest the engine may take nothing (no buffer to allocate, no packet taken) before
+// video-send gives up: a queue that is stuck, not one that is busy.
+constexpr uint64_t kStuckNs = 2'000'000'000;
+
+// Sends `b` until it is empty, a stop is asked or the engine took nothing for kStuckNs;
+// returns false when packets are left (released unsent: the queue counts them tx_unsent).
 bool send_all(TxBurst& b, IdleBackoff& idle) {
+  uint64_t since = mono_ns();
   while (b && !stop_requested()) {
-    if (b.send()) idle.reset(); else idle.wait();
+    if (b.send()) {
+      idle.reset();
+      since = mono_ns();
+    } else if (mono_ns() - since > kStuckNs) {
+      return false;
+    } else {
+      idle.wait();
+    }
   }
   return !b;
 }
@@ -321,6 +334,7 @@ int video_send(const VideoSendOptions& o) {
   IdleBackoff idle;
   std::array<uint64_t, 1024> due{};  // departure times of a burst's packets
   const uint64_t t0 = mono_ns();
+  uint64_t progress = t0;  // the last time a buffer was allocated
   const uint64_t epoch = t0 + uint64_t{o.lead_us} * 1000;  // frame 0's period starts here
   constexpr uint64_t kSpinNs = 60'000;  // sleep until 60 us before a departure, then spin
   while (r.packets < total && !stop_requested()) {
@@ -350,9 +364,14 @@ int video_send(const VideoSendOptions& o) {
     }
     TxBurst b = q->allocate(n);
     if (!b) {
+      if (mono_ns() - progress > kStuckNs) {
+        std::fprintf(stderr, "%sthe tx queue had no free buffer for %.0f s: stopping\n", err.c_str(), kStuckNs / 1e9);
+        break;
+      }
       idle.wait();
       continue;
     }
+    progress = mono_ns();
     const size_t want = b.size();
     if (sender->fill(b) < want) {
       std::fprintf(stderr, "%sa packet of %u bytes does not fit the tx queue's buffers (%zu bytes): raise the region's "
@@ -361,7 +380,11 @@ int video_send(const VideoSendOptions& o) {
       return kExitError;
     }
     for (Packet& p : b) r.bytes += p.size();
-    send_all(b, idle);
+    if (!send_all(b, idle) && !stop_requested()) {
+      std::fprintf(stderr, "%sthe engine took no packet for %.0f s: stopping\n", err.c_str(), kStuckNs / 1e9);
+      r.packets += want - b.size();
+      break;
+    }
     const size_t done = want - b.size();  // what is left was stopped by a signal and is released unsent
     r.packets += done;
     ++r.bursts;
