@@ -6,8 +6,10 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "device_array.h"
@@ -53,6 +55,16 @@ class SentPackets final : public ndqtest::HeapBursts {
   bool ok_ = false;
 };
 
+// The stream's work done, waiting 20 s at most (a stalled GPU fails instead of hanging).
+cudaError_t finished(cudaStream_t s) {
+  for (int i = 0; i < 20'000; ++i) {
+    const cudaError_t e = cudaStreamQuery(s);
+    if (e != cudaErrorNotReady) return e;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return cudaErrorNotReady;
+}
+
 class st2110_gpu_frames : public ::testing::TestWithParam<ndqtest::LaunchCase> {
  protected:
   void SetUp() override { NDQ_REQUIRE_GPU(); }
@@ -87,27 +99,26 @@ TEST_P(st2110_gpu_frames, sent_frames_unpack_to_the_reference_planes) {
   c.frame_buffers = 8;
   c.bursts_in_flight = 3;
   c.frame_timeout_us = 10'000'000;  // frames close by their marker
-  FramePipeline p(c);
-  ASSERT_EQ(p.frame_bytes(), frame_bytes);
-
-  // Planes for one frame, uint16 and fp16 (tight pitches).
+  // Planes for one frame, uint16 and fp16 (tight pitches), allocated before the pipeline and
+  // freed after it: cudaMalloc / cudaFree may synchronize the device, which waits forever for
+  // a running persistent kernel (docs/gpu.md).
   VideoPlanes planes[2];
-  std::vector<ndqtest::DeviceArray<std::byte>*> owned;
+  uint64_t plane_bytes = 0;
+  for (int k = 0; k < 3; ++k) plane_bytes += uint64_t{plane_width(v, k)} * 2 * v.height;
+  ndqtest::DeviceArray<std::byte> plane_mem(2 * plane_bytes);
+  ASSERT_NE(plane_mem.p, nullptr);
+  std::byte* at = plane_mem.p;
   for (int t = 0; t < 2; ++t) {
     planes[t].type = t == 0 ? PlaneType::uint16 : PlaneType::fp16;
     for (int k = 0; k < 3; ++k) {
       planes[t].pitch[k] = uint64_t{plane_width(v, k)} * 2;
-      owned.push_back(new ndqtest::DeviceArray<std::byte>(planes[t].pitch[k] * v.height));
-      ASSERT_NE(owned.back()->p, nullptr);
-      planes[t].data[k] = owned.back()->p;
+      planes[t].data[k] = at;
+      at += planes[t].pitch[k] * v.height;
     }
   }
-  struct Free {
-    std::vector<ndqtest::DeviceArray<std::byte>*>& v;
-    ~Free() {
-      for (auto* a : v) delete a;
-    }
-  } free_planes{owned};
+
+  FramePipeline p(c);
+  ASSERT_EQ(p.frame_bytes(), frame_bytes);
 
   uint32_t seen = 0;
   const auto take = [&] {
@@ -122,7 +133,7 @@ TEST_P(st2110_gpu_frames, sent_frames_unpack_to_the_reference_planes) {
       EXPECT_TRUE(std::memcmp(bytes.data(), sent, frame_bytes) == 0) << "frame " << seen << "'s bytes";
       for (const VideoPlanes& dev : planes) {
         unpack_video(v, f.data(), dev, p.stream());  // ordered after the frame's placement
-        CUDA_OK(cudaStreamSynchronize(p.stream()));
+        CUDA_OK(finished(p.stream()));
         std::vector<std::byte> got[3], want[3];
         VideoPlanes host = dev;
         for (int k = 0; k < 3; ++k) {
