@@ -582,3 +582,28 @@ TEST(st2110Send, InterlacedFieldsOverLoopback) {
   EXPECT_EQ(fields_seen, 2 * frames) << "one marker per field";
   EXPECT_TRUE(got == sent) << "the rebuilt frames differ from the file\n" << out;
 }
+
+TEST(st2110Send, OptionErrorsSayWhatIsAllowed) {
+  // Exit status 1 and a message naming the option, the value and what is allowed.
+  ndqtest::TempFile raw;
+  ndqtest::write_file(raw.path, Bytes(1000));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--rate", "61.5"}, "--rate '61.5': must be a frame rate like 60, 50, 59.94 (60000/1001) or NUM/DEN"},
+      {{"--width", "641"}, "width = 641: must be a multiple of 2 pixels"},
+      {{"--depth", "9"}, "depth = 9: must be 8, 10, 12 or 16"},
+      {{"--sampling", "YUV"}, "--sampling 'YUV': must be YCbCr-4:2:2, YCbCr-4:4:4 or RGB"},
+      {{"--payload-type", "20"}, "payload_type = 20: must be a dynamic RTP payload type 96..127"},
+      {{"--file", raw.path}, "1000 bytes is not a whole number of 768000-byte frames (1600 bytes x 480 lines)"},
+  };
+  for (const auto& [args, text] : cases) {
+    std::vector<std::string> argv{NETDAQ_CLI, "video-send", "--destination", "udp://127.0.0.1:9", "--height", "480"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    if (args[0] != "--width") argv.insert(argv.end(), {"--width", "640"});
+    std::string out;
+    EXPECT_EQ(ndqtest::run_command(argv, &out), 1) << out;
+    EXPECT_NE(out.find(text), std::string::npos) << "want: " << text << "\ngot: " << out;
+  }
+  std::string out;
+  EXPECT_EQ(ndqtest::run_command({NETDAQ_CLI, "video-send", "-n", "1"}, &out), 1);
+  EXPECT_NE(out.find("--destination udp://HOST:PORT is required without a CONFIG"), std::string::npos) << out;
+}
