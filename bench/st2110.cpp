@@ -1,0 +1,680 @@
+// Uncompressed video receive benchmark (issue 33 item 4; bench/st2110.md): CPU per packet and
+// per frame, and concurrent ST 2110-20 streams one core receives, for netdaq (socket engine and
+// afxdp engine + HostFrameAssembler, mode rtp_video, frames: host) against GStreamer's
+// `udpsrc ! rtpvrawdepay ! fakesink` on the same packets, in one run.
+//
+//   netdaq_bench_st2110 [--formats 1080p60,2160p60] [--rounds R] [--packets N] [--payload B]
+//                       [--only n,x,g] [--cpu C] [--gro on|off] [--max-seconds S] [--json PATH] [--enforce]
+//
+// Method (as bench/roce_sw.md): each receiver's own capacity on a preloaded queue. Per chunk
+// the receiver is paused (netdaq: not polled; GStreamer: SIGSTOP), the chunk's packets are sent
+// from the peer namespace of a veth pair (a UDP socket, sendmmsg) and queued (socket receive
+// buffers of 512 MiB; the XSK ring of 16384), then the receiver drains them and its CPU time is
+// taken: netdaq's thread (CLOCK_THREAD_CPUTIME_ID), GStreamer's every thread
+// (/proc/PID/task/*/schedstat), user and system time both. A stream's packet rate over the
+// receiver's capacity gives the streams one core holds. Every chunk checks sent == received +
+// counted drops with no drop; the first round (untimed) checks netdaq's frames byte for byte
+// against what was sent, complete, one per RTP timestamp.
+// Exit status: 0 ok (with --enforce a MISS exits 5), 1 setup error, 3 a check failed.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "afxdp_config.h"
+#include "netdaq/host_frames.h"
+#include "netdaq/netdaq.h"
+#include "netns_lab.h"
+#include "protocols/rtp_video_format.h"
+#include "sensors/video_sender.h"
+
+namespace {
+
+using namespace netdaq;
+using Clock = std::chrono::steady_clock;
+
+constexpr uint16_t kPortSocket = 5004, kPortAfxdp = 5006, kPortGst = 5008, kPortRaw = 5010;
+constexpr uint32_t kXskRing = 16384;
+constexpr uint32_t kChunkMax = 12000;  // packets queued at once: below the XSK ring
+constexpr double kTargetSocket = 5.0;  // streams per core against GStreamer's
+
+double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+uint64_t mono_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return uint64_t(t.tv_sec) * 1'000'000'000ull + uint64_t(t.tv_nsec);
+}
+uint64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return uint64_t(t.tv_sec) * 1'000'000'000ull + uint64_t(t.tv_nsec);
+}
+
+struct Format {
+  std::string name;
+  VideoOptions v;
+};
+
+Format parse_format(const std::string& s) {
+  Format f{s, {}};
+  f.v.sampling = VideoSampling::ycbcr_422, f.v.depth = 10, f.v.rate_den = 1;
+  if (s == "1080p60") f.v.width = 1920, f.v.height = 1080, f.v.rate_num = 60;
+  else if (s == "2160p60") f.v.width = 3840, f.v.height = 2160, f.v.rate_num = 60;
+  else if (s == "1080p30") f.v.width = 1920, f.v.height = 1080, f.v.rate_num = 30;
+  else if (s == "720p60") f.v.width = 1280, f.v.height = 720, f.v.rate_num = 60;
+  else throw std::runtime_error("unknown format " + s + " (allowed: 720p60, 1080p30, 1080p60, 2160p60)");
+  return f;
+}
+
+struct Options {
+  std::vector<std::string> formats{"1080p60", "2160p60"};
+  uint32_t rounds = 5;
+  uint32_t packets = 24000;  // per round, rounded up to whole frames
+  uint32_t payload = 1200;
+  std::string only = "n,x,g";
+  int cpu = 1;
+  double max_seconds = 300;
+  std::string json;
+  bool enforce = false;
+  bool gro = true;  // GRO on the receiving veth, as a NIC's driver has it by default
+};
+
+// The packets of whole frames of a format, built once by netdaq's sender: frames alternate
+// between two test-pattern frames.
+struct Stream {
+  std::unique_ptr<sensors::VideoSender> sender;
+  std::vector<std::byte> frames;  // two frames
+  std::vector<std::byte> buf;     // packets, stride max_packet_bytes()
+  std::vector<uint32_t> lens;
+  uint32_t stride = 0;
+  // The next n packets of the stream into buf/lens.
+  void build(uint32_t n) {
+    buf.assign(size_t(stride) * n, std::byte{0});
+    lens.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      lens[i] = sender->next_packet(std::span<std::byte>(buf.data() + size_t(stride) * i, stride));
+      if (!lens[i]) throw std::runtime_error("VideoSender refused a packet");
+    }
+  }
+};
+
+Stream make_stream(const Format& f, uint32_t payload) {
+  Stream s;
+  sensors::VideoSenderConfig c;
+  c.video = f.v;
+  c.payload_size = payload;
+  s.sender = std::make_unique<sensors::VideoSender>(c);
+  const uint64_t fb = s.sender->frame_bytes();
+  s.frames.resize(2 * fb);
+  for (uint64_t k = 0; k < 2; ++k)
+    sensors::write_video_test_pattern(f.v, k, std::span<std::byte>(s.frames.data() + k * fb, fb));
+  s.sender->set_frames(s.frames);
+  s.stride = s.sender->max_packet_bytes();
+  return s;
+}
+
+// A UDP socket in the peer namespace sending to the receivers' address.
+class Sender {
+ public:
+  explicit Sender(const std::string& ip) {
+    fd_ = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd_ < 0) throw std::runtime_error("UDP socket: " + std::string(strerror(errno)));
+    int sndbuf = 64 << 20, one = 1;
+    setsockopt(fd_, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf);
+    // A packet the veth refuses (its NAPI ring full) must come back as ENOBUFS to be sent
+    // again; without IP_RECVERR UDP reports it sent.
+    setsockopt(fd_, IPPROTO_IP, IP_RECVERR, &one, sizeof one);
+    if (inet_pton(AF_INET, ip.c_str(), &to_.sin_addr) != 1) throw std::runtime_error("bad IPv4 " + ip);
+    to_.sin_family = AF_INET;
+  }
+  ~Sender() { close(fd_); }
+  // Sends lens.size() packets to port; returns those sent (a refusal is retried; bounded by max_s).
+  uint64_t send(const Stream& s, uint32_t from, uint32_t n, uint16_t port, double max_s, uint64_t* refused) {
+    to_.sin_port = htons(port);
+    const double end = now_s() + max_s;
+    constexpr uint32_t kBatch = 64;
+    mmsghdr m[kBatch];
+    iovec v[kBatch];
+    uint32_t i = 0;
+    while (i < n && now_s() < end) {
+      const uint32_t k = std::min(kBatch, n - i);
+      for (uint32_t j = 0; j < k; ++j) {
+        const uint32_t p = from + i + j;
+        v[j] = {const_cast<std::byte*>(s.buf.data()) + size_t(s.stride) * p, s.lens[p]};
+        m[j] = {};
+        m[j].msg_hdr.msg_name = &to_;
+        m[j].msg_hdr.msg_namelen = sizeof to_;
+        m[j].msg_hdr.msg_iov = &v[j];
+        m[j].msg_hdr.msg_iovlen = 1;
+      }
+      const int r = sendmmsg(fd_, m, k, 0);
+      if (r > 0) i += uint32_t(r);
+      if (r < int(k)) {
+        if (r < 0 && errno != ENOBUFS && errno != EAGAIN && errno != EINTR)
+          throw std::runtime_error("sendmmsg: " + std::string(strerror(errno)));
+        ++*refused;
+        sched_yield();
+      }
+    }
+    return i;
+  }
+
+ private:
+  int fd_ = -1;
+  sockaddr_in to_{};
+};
+
+struct Chunk {
+  uint64_t sent = 0, received = 0, drops = 0, refused = 0, cpu_ns = 0;
+};
+
+struct CaseResult {
+  std::string name;
+  std::vector<double> ns_per_packet;  // per timed round
+  uint64_t frames_checked = 0;
+  std::string error;
+  double median() const {
+    if (ns_per_packet.empty()) return 0;
+    std::vector<double> v = ns_per_packet;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  }
+};
+
+class Receiver {
+ public:
+  virtual ~Receiver() = default;
+  virtual void pause() {}
+  // Takes the n packets queued for it; the CPU time it spent and what it counted.
+  virtual Chunk drain(uint64_t n, bool verify) = 0;
+  virtual std::string check() { return ""; }  // after the verifying round: "" when right
+};
+
+// netdaq: a Session's rx queue (socket or afxdp) into HostFrameAssembler, mode rtp_video.
+class NetdaqReceiver : public Receiver {
+ public:
+  NetdaqReceiver(std::unique_ptr<Session> s, const std::string& iface, const VideoOptions& v, const Stream& st,
+                 bool frames = true)
+      : session_(std::move(s)), q_(session_->rx_queue(iface, 0)), st_(st), place_(frames) {
+    ReorderConfig r;
+    r.name = "bench/video";
+    r.frames = FrameTarget::host;
+    r.mode = ReorderMode::rtp_video;
+    r.video = v;
+    r.max_open_frames = 2;
+    r.frame_buffers = 4;
+    r.frame_timeout_us = 5'000'000;  // frames span chunks; the pauses between them are not losses
+    frames_ = std::make_unique<HostFrameAssembler>(r);
+  }
+  Chunk drain(uint64_t n, bool verify) override {
+    Chunk c;
+    const uint64_t drops0 = q_.stats().total_drops();
+    const uint64_t c0 = thread_cpu_ns();
+    auto last = Clock::now();
+    while (c.received < n) {
+      RxBurst b = q_.poll();
+      if (b.empty()) {
+        if (Clock::now() - last > std::chrono::milliseconds(200)) break;
+        continue;
+      }
+      c.received += b.size();
+      if (!place_) {  // diagnostic (r): the engine alone
+        b.release();
+        continue;
+      }
+      frames_->receive(b, mono_ns());
+      b.release();
+      HostFrameView f;
+      while (frames_->pop(f)) {
+        if (verify) check_frame(f);
+        frames_->release(f);
+      }
+      last = Clock::now();
+    }
+    c.cpu_ns = thread_cpu_ns() - c0;
+    c.drops = q_.stats().total_drops() - drops0;
+    return c;
+  }
+  std::string check() override {
+    const HostFrameStats s = frames_->stats();
+    const QueueStats q = q_.stats();
+    std::printf("  queue %s: %s, %llu packets, %llu bytes copied\n", q_.name().c_str(), q.mode.c_str(),
+                (unsigned long long)q.packets, (unsigned long long)q.copies);
+    std::string r = errors_;
+    if (!place_) return r;
+    if (frames_checked_ == 0) r += "no frame popped; ";
+    if (s.malformed) r += "malformed " + std::to_string(s.malformed) + " (" + s.last_malformed + "); ";
+    if (s.frames_incomplete || s.frames_dropped)
+      r += "incomplete " + std::to_string(s.frames_incomplete) + " dropped " + std::to_string(s.frames_dropped) + "; ";
+    return r;
+  }
+  uint64_t frames_checked() const { return frames_checked_; }
+
+ private:
+  void check_frame(const HostFrameView& f) {
+    ++frames_checked_;
+    const uint64_t fb = st_.sender->frame_bytes();
+    const std::byte* want = st_.frames.data() + (f.frame % 2) * fb;
+    if (!f.complete || f.bytes.size() != fb || std::memcmp(f.bytes.data(), want, fb) != 0)
+      errors_ += "frame " + std::to_string(f.frame) + (f.complete ? " differs from what was sent; " : " incomplete; ");
+  }
+  std::unique_ptr<Session> session_;
+  RxQueue& q_;
+  const Stream& st_;
+  std::unique_ptr<HostFrameAssembler> frames_;
+  uint64_t frames_checked_ = 0;
+  std::string errors_;
+  bool place_ = true;
+};
+
+// GStreamer: gst-launch-1.0 udpsrc ! rtpvrawdepay ! fakesink, in the receivers' namespace,
+// pinned to the receiving core; paused with SIGSTOP while packets are queued.
+class GstReceiver : public Receiver {
+ public:
+  GstReceiver(const std::string& ns, const VideoOptions& v, int cpu) {
+    const std::string caps =
+        "application/x-rtp,media=video,clock-rate=90000,encoding-name=RAW,sampling=YCbCr-4:2:2,depth=(string)" +
+        std::to_string(v.depth) + ",width=(string)" + std::to_string(v.width) + ",height=(string)" +
+        std::to_string(v.height) + ",exactframerate=(string)" + std::to_string(v.rate_num) +
+        ",colorimetry=(string)BT709,payload=(int)96";
+    std::vector<std::string> argv = {"gst-launch-1.0", "-q", "udpsrc", "port=" + std::to_string(kPortGst),
+                                     "buffer-size=536870912", "caps=" + caps, "!", "rtpvrawdepay", "!",
+                                     "fakesink", "sync=false", "async=false"};
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("fork: " + std::string(strerror(errno)));
+    if (pid_ == 0) {
+      try {
+        ndqtest::NetnsLab::enter(ns);
+      } catch (...) {
+        _exit(126);
+      }
+      if (cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        sched_setaffinity(0, sizeof set, &set);
+      }
+      std::vector<char*> a;
+      for (auto& s : argv) a.push_back(s.data());
+      a.push_back(nullptr);
+      execvp(a[0], a.data());
+      _exit(127);
+    }
+    // Up once its socket is bound (at most 10 s).
+    for (int i = 0; i < 1000 && !bound(); ++i) {
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        throw std::runtime_error("gst-launch-1.0 exited at start (is gstreamer1.0-plugins-good installed?)");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!bound()) throw std::runtime_error("gst-launch-1.0 bound no UDP port " + std::to_string(kPortGst) + " in 10 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the pipeline reaches PLAYING
+    pause();
+  }
+  ~GstReceiver() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGCONT);
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  void pause() override {
+    kill(pid_, SIGSTOP);
+    // Stopped for certain before the packets come (state T in /proc/PID/stat).
+    for (int i = 0; i < 200 && state() != 'T'; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  Chunk drain(uint64_t n, bool) override {
+    Chunk c;
+    const Udp u0 = udp();
+    const uint64_t c0 = cpu_ns();
+    kill(pid_, SIGCONT);
+    // Done when its socket's queue is empty and its threads stopped running (bounded: 30 s).
+    uint64_t prev = c0;
+    for (int i = 0; i < 30000; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      const uint64_t now = cpu_ns();
+      if (queued() == 0 && now == prev) break;
+      prev = now;
+    }
+    pause();
+    c.cpu_ns = cpu_ns() - c0;
+    const Udp u1 = udp();
+    c.received = u1.in - u0.in;  // datagrams its socket took (the namespace has no other receiver then)
+    c.drops = (u1.rcvbuf_errors - u0.rcvbuf_errors) + (u1.in_errors - u0.in_errors);
+    (void)n;
+    return c;
+  }
+
+ private:
+  struct Udp {
+    uint64_t in = 0, in_errors = 0, rcvbuf_errors = 0;
+  };
+  std::string proc(const std::string& what) const { return "/proc/" + std::to_string(pid_) + "/" + what; }
+  char state() const {
+    std::ifstream f(proc("stat"));
+    std::string s;
+    std::getline(f, s);
+    const auto p = s.rfind(')');
+    return p != std::string::npos && p + 2 < s.size() ? s[p + 2] : '?';
+  }
+  // Its threads' time on a CPU (ns; user and system).
+  uint64_t cpu_ns() const {
+    uint64_t sum = 0;
+    DIR* d = opendir(proc("task").c_str());
+    if (!d) return 0;
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream f(proc("task/") + e->d_name + "/schedstat");
+      uint64_t run = 0;
+      if (f >> run) sum += run;
+    }
+    closedir(d);
+    return sum;
+  }
+  // Its port's line of /proc/PID/net/udp (the process's namespace): rx_queue bytes, or -1.
+  long long queued() const {
+    std::ifstream f(proc("net/udp"));
+    std::string line;
+    char port[8];
+    std::snprintf(port, sizeof port, ":%04X", kPortGst);
+    std::getline(f, line);
+    while (std::getline(f, line)) {
+      std::istringstream s(line);
+      std::string sl, local, remote, st, queues;
+      s >> sl >> local >> remote >> st >> queues;
+      if (local.size() >= 5 && local.compare(local.size() - 5, 5, port) == 0) {
+        const auto colon = queues.find(':');
+        return colon == std::string::npos ? -1 : std::stoll(queues.substr(colon + 1), nullptr, 16);
+      }
+    }
+    return -1;
+  }
+  bool bound() const { return queued() >= 0; }
+  Udp udp() const {
+    std::ifstream f(proc("net/snmp"));
+    std::string line, names;
+    Udp c;
+    while (std::getline(f, line)) {
+      if (line.rfind("Udp: ", 0) != 0) continue;
+      if (names.empty()) {
+        names = line;
+        continue;
+      }
+      std::istringstream n(names), v(line);
+      std::string key, val;
+      n >> key, v >> val;
+      while (n >> key && v >> val) {
+        if (key == "InDatagrams") c.in = std::stoull(val);
+        else if (key == "InErrors") c.in_errors = std::stoull(val);
+        else if (key == "RcvbufErrors") c.rcvbuf_errors = std::stoull(val);
+      }
+      break;
+    }
+    return c;
+  }
+  pid_t pid_ = -1;
+};
+
+// net.core.rmem_max (not per namespace): raised so GStreamer's udpsrc gets its 512 MiB buffer
+// for the preload, put back on every exit path.
+class RmemMax {
+ public:
+  explicit RmemMax(uint64_t want) {
+    std::ifstream f(kPath);
+    f >> old_;
+    if (old_ < want) set(want);
+  }
+  ~RmemMax() {
+    if (changed_) set(old_);
+  }
+
+ private:
+  static constexpr const char* kPath = "/proc/sys/net/core/rmem_max";
+  void set(uint64_t v) {
+    std::ofstream f(kPath);
+    f << v;
+    changed_ = true;
+  }
+  uint64_t old_ = 0;
+  bool changed_ = false;
+};
+
+std::unique_ptr<Session> socket_session(ndqtest::NetnsLab& lab, uint16_t port) {
+  const std::string yaml = R"(
+memory_regions:
+  - {name: bufs, kind: host, buf_size: 2048, num_bufs: 8192}
+interfaces:
+  - name: video
+    engine: socket
+    address: udp://)" + lab.a().ip4 + ":" + std::to_string(port) + R"(
+    rx:
+      queues:
+        - {id: 0, mode: direct, batch_size: 64, ring_depth: 16, memory_regions: [bufs]}
+    socket:
+      rcvbuf: 536870912
+)";
+  return lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(Config::parse(yaml, "bench/st2110 socket")); });
+}
+
+std::unique_ptr<Session> afxdp_session(ndqtest::NetnsLab& lab) {
+  ndqtest::AfxdpIface x;
+  x.dev = lab.a().veth;
+  x.rx_queues = {0};
+  x.flows = {ndqtest::udp_flow(1, 0, kPortAfxdp)};
+  x.buf_size = 2048;
+  x.num_bufs = 2 * kXskRing;
+  x.ring_depth = 16;
+  x.afxdp.rx_ring = kXskRing;
+  x.afxdp.fill_ring = kXskRing;
+  Config cfg = x.build();
+  cfg.interfaces[0].rx.queues[0].batch_size = 64;
+  return lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(cfg); });
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) o += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return o;
+}
+
+int run(const Options& o) {
+  std::string why;
+  if (!ndqtest::NetnsLab::supported(&why)) {
+    std::fprintf(stderr, "netdaq_bench_st2110: needs root and ip(8): %s\n", why.c_str());
+    return 1;
+  }
+  if (o.cpu >= 0) {  // the whole process (sender, receivers, the kernel's delivery) on one core
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(o.cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+  }
+  const double deadline = now_s() + o.max_seconds;
+  RmemMax rmem(512ull << 20);
+  ndqtest::NetnsLab lab;
+  // GRO as a NIC's driver does it (on by default there): the kernel coalesces a stream's
+  // datagrams for sockets that ask (UDP_GRO: netdaq's socket engine), GStreamer's socket gets
+  // them one by one. A veth needs three knobs for that: gro on; rx-udp-gro-forwarding, without
+  // which veth keeps locally sent UDP off its NAPI path; and threaded NAPI, so that packets
+  // gather between polls as they do behind a NIC's interrupt moderation (a softirq run after
+  // every send would flush each datagram alone).
+  if (o.gro) {
+    const std::string& dev = lab.a().veth;
+    std::string out;
+    if (lab.exec_in(lab.a().ns, {"ethtool", "-K", dev, "gro", "on", "rx-udp-gro-forwarding", "on"}, &out) != 0 ||
+        ndqtest::run_command({"ip", "netns", "exec", lab.a().ns, "sh", "-c", "echo 1 > /sys/class/net/" + dev + "/threaded"},
+                             &out) != 0)  // (ip netns exec mounts the namespace's own /sys)
+      throw std::runtime_error("cannot turn on GRO and threaded NAPI on " + dev + ": " + out + "(--gro off runs without)");
+  }
+  auto sender = lab.run_in(lab.b().ns, [&] { return std::make_unique<Sender>(lab.a().ip4); });
+  bool checks_ok = true, targets_ok = true;
+  std::ostringstream js;
+  js << "{\"bench\":\"st2110\",\"method\":\"preloaded queue, receiver CPU per packet\",\"veth_gro\":" << (o.gro ? "true" : "false") << ",\"payload\":" << o.payload
+     << ",\"formats\":[";
+  for (size_t fi = 0; fi < o.formats.size(); ++fi) {
+    const Format f = parse_format(o.formats[fi]);
+    Stream st = make_stream(f, o.payload);
+    const uint32_t ppf = st.sender->packets_per_frame();
+    const uint32_t frames_per_round = std::max<uint32_t>(1, (o.packets + ppf - 1) / ppf);
+    const uint32_t per_round = frames_per_round * ppf;
+    const double stream_pps = double(ppf) * f.v.rate_num / f.v.rate_den;
+    std::printf("%s: %u x %u YCbCr-4:2:2 10-bit, %u packets per frame (payload %u B), %.0f packets/s and %.2f Gb/s per stream; %u frames per round\n",
+                f.name.c_str(), f.v.width, f.v.height, ppf, o.payload, stream_pps,
+                double(st.sender->frame_bytes()) * 8 * f.v.rate_num / f.v.rate_den / 1e9, frames_per_round);
+    st.build(per_round);  // every round sends the same frames (two patterns alternating); timestamps go on
+    struct Live {
+      std::string name;
+      uint16_t port;
+      std::unique_ptr<Receiver> rx;
+      CaseResult res;
+    };
+    std::vector<Live> live;
+    for (const std::string n : {"n", "x", "g", "r"}) {
+      if (o.only.find(n) == std::string::npos) continue;
+      Live l{n, 0, nullptr, {}};
+      l.res.name = n;
+      if (n == "n") l.port = kPortSocket, l.rx = std::make_unique<NetdaqReceiver>(socket_session(lab, kPortSocket), "video", f.v, st);
+      if (n == "x") l.port = kPortAfxdp, l.rx = std::make_unique<NetdaqReceiver>(afxdp_session(lab), "x0", f.v, st);
+      if (n == "r") l.port = kPortRaw, l.rx = std::make_unique<NetdaqReceiver>(socket_session(lab, kPortRaw), "video", f.v, st, false);
+      if (n == "g") l.port = kPortGst, l.rx = std::make_unique<GstReceiver>(lab.a().ns, f.v, o.cpu);
+      live.push_back(std::move(l));
+    }
+    for (uint32_t r = 0; r <= o.rounds && now_s() < deadline; ++r) {
+      // Timestamps must keep increasing: each round's packets are the stream's next frames.
+      if (r > 0) st.build(per_round);
+      for (Live& l : live) {
+        uint64_t cpu = 0, got = 0;
+        for (uint32_t from = 0; from < per_round; from += kChunkMax) {
+          const uint32_t n = std::min(kChunkMax, per_round - from);
+          Chunk c;
+          l.rx->pause();
+          c.sent = sender->send(st, from, n, l.port, 10.0, &c.refused);
+          std::this_thread::sleep_for(std::chrono::milliseconds(40));  // the kernel's delivery settles
+          const Chunk d = l.rx->drain(c.sent, r == 0);
+          if (c.sent != n || d.received != c.sent || d.drops) {
+            l.res.error += "round " + std::to_string(r) + ": sent " + std::to_string(c.sent) + " of " + std::to_string(n) +
+                           ", received " + std::to_string(d.received) + ", drops " + std::to_string(d.drops) + "; ";
+            checks_ok = false;
+          }
+          cpu += d.cpu_ns, got += d.received;
+        }
+        if (r == 0) {
+          const std::string e = l.rx->check();
+          if (!e.empty()) l.res.error += e, checks_ok = false;
+          std::printf("%s %s verify: %s\n", f.name.c_str(), l.name.c_str(), e.empty() ? "ok" : e.c_str());
+        } else if (got) {
+          l.res.ns_per_packet.push_back(double(cpu) / double(got));
+        }
+      }
+    }
+    // Other streams' traffic must not reach the next format's receivers: they go now.
+    auto find = [&](const char* n) -> const CaseResult* {
+      for (auto& l : live)
+        if (l.name == n) return &l.res;
+      return nullptr;
+    };
+    static const char* kLabel[] = {"(n) netdaq socket + frames", "(x) netdaq afxdp + frames", "(g) GStreamer udpsrc ! rtpvrawdepay",
+                                   "(r) netdaq socket, no frames [diag]"};
+    js << (fi ? "," : "") << "{\"format\":\"" << f.name << "\",\"width\":" << f.v.width << ",\"height\":" << f.v.height
+       << ",\"packets_per_frame\":" << ppf << ",\"stream_pps\":" << stream_pps << ",\"receivers\":[";
+    std::printf("%-8s %-38s %10s %12s %14s %12s\n", "format", "receiver", "ns/pkt", "us/frame", "capacity Mpps", "streams/core");
+    bool first = true;
+    for (auto& l : live) {
+      const double ns = l.res.median();
+      const double cap = ns > 0 ? 1e9 / ns : 0;
+      const int idx = l.name == "n" ? 0 : l.name == "x" ? 1 : l.name == "g" ? 2 : 3;
+      std::printf("%-8s %-38s %10.1f %12.1f %14.3f %12.2f%s\n", f.name.c_str(), kLabel[idx], ns, ns * ppf / 1e3, cap / 1e6,
+                  cap / stream_pps, l.res.error.empty() ? "" : "  (check failed)");
+      js << (first ? "" : ",") << "{\"receiver\":\"" << l.name << "\",\"label\":\"" << kLabel[idx] << "\",\"ns_per_packet\":" << ns
+         << ",\"us_per_frame\":" << ns * ppf / 1e3 << ",\"capacity_pps\":" << cap << ",\"streams_per_core\":" << cap / stream_pps
+         << ",\"rounds_ns_per_packet\":[";
+      for (size_t k = 0; k < l.res.ns_per_packet.size(); ++k) js << (k ? "," : "") << l.res.ns_per_packet[k];
+      js << "],\"error\":\"" << json_escape(l.res.error) << "\"}";
+      first = false;
+    }
+    js << "],\"ratios\":[";
+    const CaseResult *n = find("n"), *x = find("x"), *g = find("g");
+    bool firstr = true;
+    auto ratio = [&](const char* what, const CaseResult* a, const CaseResult* b, double target) {
+      if (!a || !b || a->median() <= 0 || b->median() <= 0) return;
+      const double v = b->median() / a->median();  // capacity ratio = inverse CPU ratio
+      const bool pass = v >= target;
+      if (!pass) targets_ok = false;
+      std::printf("%-8s ratio %s = %.2f (target >= %.2f): %s\n", f.name.c_str(), what, v, target, pass ? "PASS" : "MISS");
+      js << (firstr ? "" : ",") << "{\"ratio\":\"" << what << "\",\"value\":" << v << ",\"target\":" << target
+         << ",\"pass\":" << (pass ? "true" : "false") << "}";
+      firstr = false;
+    };
+    ratio("streams per core (n)/(g)", n, g, kTargetSocket);
+    if (n) ratio("streams per core (x)/(g)", x, g, n && g && n->median() > 0 ? g->median() / n->median() : kTargetSocket);
+    js << "]}";
+  }
+  js << "],\"checks_ok\":" << (checks_ok ? "true" : "false") << ",\"targets_ok\":" << (targets_ok ? "true" : "false") << "}\n";
+  std::printf("checks (accounting, frames byte for byte): %s\n", checks_ok ? "ok" : "FAILED");
+  if (!o.json.empty()) {
+    std::ofstream out(o.json);
+    out << js.str();
+    if (!out) throw std::runtime_error("cannot write " + o.json);
+  }
+  if (!checks_ok) return 3;
+  return o.enforce && !targets_ok ? 5 : 0;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  std::string x;
+  while (std::getline(ss, x, ',')) v.push_back(x);
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has = i + 1 < argc;
+    if (a == "--formats" && has) o.formats = split(argv[++i]);
+    else if (a == "--rounds" && has) o.rounds = uint32_t(std::stoul(argv[++i]));
+    else if (a == "--packets" && has) o.packets = uint32_t(std::stoul(argv[++i]));
+    else if (a == "--payload" && has) o.payload = uint32_t(std::stoul(argv[++i]));
+    else if (a == "--only" && has) o.only = argv[++i];
+    else if (a == "--cpu" && has) o.cpu = std::stoi(argv[++i]);
+    else if (a == "--max-seconds" && has) o.max_seconds = std::stod(argv[++i]);
+    else if (a == "--json" && has) o.json = argv[++i];
+    else if (a == "--enforce") o.enforce = true;
+    else if (a == "--gro" && has) o.gro = std::string(argv[++i]) != "off";
+    else {
+      std::fprintf(stderr,
+                   "usage: netdaq_bench_st2110 [--formats 1080p60,2160p60] [--rounds R] [--packets N] [--payload B]\n"
+                   "                           [--only n,x,g] [--cpu C] [--gro on|off] [--max-seconds S] [--json PATH] [--enforce]\n");
+      return 1;
+    }
+  }
+  try {
+    return run(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "netdaq_bench_st2110: %s\n", e.what());
+    return 1;
+  }
+}
