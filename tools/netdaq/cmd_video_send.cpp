@@ -267,7 +267,9 @@ int video_send(const VideoSendOptions& o) {
           if (frames == 0) frames = file->bytes().size() / sender->frame_bytes();
         } else {
           if (frames == 0) frames = 60;
-          const uint64_t n = std::clamp<uint64_t>(std::min<uint64_t>(o.pattern_frames, frames), 1, 1024);
+          // At most 256 MiB of rendered frames (13 of 2160p 10-bit), at least one.
+          const uint64_t fit = std::max<uint64_t>(1, (uint64_t{256} << 20) / sender->frame_bytes());
+          const uint64_t n = std::clamp<uint64_t>(std::min<uint64_t>(o.pattern_frames, frames), 1, fit);
           pattern.resize(n * sender->frame_bytes());
           for (uint64_t k = 0; k < n; ++k)
             sensors::write_video_test_pattern(sender->config().video, k,
@@ -420,7 +422,7 @@ void add_video_send_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--ssrc", o->ssrc, "RTP SSRC (default 0x21100001)");
   cmd->add_option("--first-timestamp", o->first_timestamp, "RTP timestamp of the first frame (default 0)");
   cmd->add_option("--file", o->file, "Raw frames to send (line_bytes x height each, RFC 4175 pgroups), looped");
-  cmd->add_option("--pattern-frames", o->pattern_frames, "Test-pattern frames rendered before sending, looped (default 8)");
+  cmd->add_option("--pattern-frames", o->pattern_frames, "Test-pattern frames rendered before sending, looped (default 8; at most 256 MiB of them)");
   cmd->add_option("--pacing", o->pacing,
                   "gapped: ST 2110-21 narrow gapped schedule (default); linear: the queue's pacer at N_pkts per "
                   "T_FRAME (ST 2110-21 linear, no vertical gap); none: as fast as the engine takes them")
