@@ -102,6 +102,8 @@ bool RtpVideoDecoder::frame_of(Stream& s, uint32_t ts, bool field, uint64_t* fra
     unit = f * per_frame + (field && per_frame == 2 ? 1 : 0);
     s.newest = unit;
     s.newest_ts = ts;
+  } else if (ts == s.newest_ts) {
+    unit = s.newest;  // the common case: another packet of the newest frame (or field)
   } else {
     const auto delta = static_cast<int32_t>(ts - s.newest_ts);  // wraps as the timestamp does
     unit = s.newest + std::llround(double(delta) / unit_ticks_);
