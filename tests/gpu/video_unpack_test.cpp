@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -46,6 +47,11 @@ std::string case_name(const ::testing::TestParamInfo<Case>& i) {
          std::to_string(c.width) + "x" + std::to_string(c.height) + "_" + (c.type == PlaneType::fp16 ? "fp16" : "u16") +
          "_pad" + std::to_string(c.pad) + "_off" + std::to_string(c.in_offset) +
          (c.content == Content::random ? "_random" : "_planes");
+}
+
+// What gtest (and ctest's test list) prints for a case: its name, not its bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << case_name(::testing::TestParamInfo<Case>(c, 0));
 }
 
 VideoOptions options(const Case& c) {
