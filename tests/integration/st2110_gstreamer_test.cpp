@@ -78,8 +78,10 @@ std::string reorder_yaml(const Case& c) {
          ", sampling: " + c.format.sampling + ", depth: " + std::to_string(c.format.depth) +
          ", exactframerate: 30, interlaced: false}\n"
          // A paced sender spreads a frame over its period (ST 2110-21: all of it); the default
-         // 10 ms closes a 30 fps frame before its last lines arrive (counted late).
-         "          frame_timeout_us: 100000\n";
+         // 10 ms closes a 30 fps frame before its last lines arrive (counted late). 1 s: the
+         // timeout runs on this test's clock, and a loaded CI machine may stall it for a while;
+         // frames whose marker was lost close when frames 4 newer arrive, or at flush().
+         "          frame_timeout_us: 1000000\n";
 }
 
 std::string socket_yaml(const Case& c, const std::string& ip, uint16_t port) {
