@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "netdaq/config.h"
+#include "netdaq/gpu.h"
 #include "netdaq/host_frames.h"
 
 namespace netdaq {
@@ -33,6 +34,15 @@ uint32_t video_missing_lines(const VideoOptions& v, std::span<const uint64_t> pr
 // The same for a frame from HostFrameAssembler (frames: host).
 inline uint32_t video_missing_lines(const VideoOptions& v, const HostFrameView& f, std::span<uint64_t> missing) noexcept {
   return video_missing_lines(v, f.presence, f.granule, missing);
+}
+
+// The same from bits that mark the missing granules (bit g of missing_granules[g / 64] set:
+// granule g missing; granules past its end count as present), as gpu::Frame::missing() gives
+// them for a frame in GPU memory (frames: gpu).
+uint32_t video_lines_of_missing_granules(const VideoOptions& v, std::span<const uint64_t> missing_granules,
+                                         uint32_t granule, std::span<uint64_t> missing) noexcept;
+inline uint32_t video_missing_lines(const VideoOptions& v, const gpu::Frame& f, std::span<uint64_t> missing) noexcept {
+  return video_lines_of_missing_granules(v, f.missing(), f.info().granule, missing);
 }
 
 }  // namespace netdaq

@@ -598,6 +598,16 @@ TEST(st2110_rtp_video, MissingLinesFromPresenceBits) {
   std::vector<uint64_t> one(1);
   EXPECT_EQ(video_missing_lines(v, std::span<const uint64_t>(presence).first(1), 5, one), 1u + (70 - 32));
   EXPECT_EQ(one[0], (uint64_t{1} << 3) | (~uint64_t{0} << 32));
+  // From bits that mark missing granules (a GPU frame's missing()): the complement.
+  std::vector<uint64_t> absent(presence.size());
+  for (size_t w = 0; w < absent.size(); ++w) absent[w] = ~presence[w];
+  absent.back() &= (uint64_t{1} << (140 - 128)) - 1;  // nothing past the frame's granules
+  EXPECT_EQ(video_lines_of_missing_granules(v, absent, 5, missing), 2u);
+  EXPECT_EQ(missing[0], uint64_t{1} << 3);
+  EXPECT_EQ(missing[1], uint64_t{1} << (68 - 64));
+  // Words past its end are granules present (a complete frame may give none).
+  EXPECT_EQ(video_lines_of_missing_granules(v, {}, 5, missing), 0u);
+  EXPECT_EQ(missing[0] | missing[1], 0u);
 }
 
 }  // namespace
