@@ -9,10 +9,11 @@
 //    one run with the 16-bit sequence and the 32-bit timestamp wrapping inside the stream, one
 //    at a width whose rows GStreamer pads to 4 bytes (padding stripped before comparing);
 //  - St2110GstVeth: GStreamer in namespace B sends across a veth pair into namespace A's afxdp,
-//    socket or dpdk (af_packet) engine, paced by a token bucket on B's veth; with losses, every 16th or 32nd
-//    sequence number is taken off the path by tc, and each frame's per-line missing bitmap
-//    equals exactly the lines those packets would have covered, the bytes that arrived still
-//    GStreamer's (missing ones zero).
+//    socket or dpdk (af_packet) engine, paced by a token bucket on B's veth; with losses,
+//    every 16th or 32nd sequence number is taken off the path by tc (in one case chosen to hit
+//    frames' last, marker packets), and each frame's per-line missing bitmap equals exactly
+//    the lines those packets would have covered, the bytes that arrived still GStreamer's
+//    (missing ones zero).
 // Accounting in every run: packets GStreamer sent = packets the queue delivered + packets tc
 // took off the path + drops netdaq counted (which must be 0 here), and the delivered ones are
 // exactly the sequence numbers expected.
@@ -341,6 +342,10 @@ const Case kUyvpWraps{"UYVP_640x480_wraps", gst_uyvp(), 640, 480, 65000, 4294967
 const Case kRgbPadded{"RGB_642x480_padded_rows", gst_rgb(), 642, 480};
 // UYVP rows of 644 / 2 x 5 = 1610 bytes, padded to 1612.
 const Case kUyvpPadded{"UYVP_644x480_padded_rows", gst_uyvp(), 644, 480};
+// 560 packets a frame (640x480 UYVP at mtu 1400): frame k's last packet is 1489 + 560 k + 559
+// = 2048 + 560 k, a multiple of 32 for even k, so with every 32nd sequence number lost frames
+// 0, 2, 4, 6 lose their marker.
+const Case kUyvpMarkersLost{"UYVP_640x480_markers_lost", gst_uyvp(), 640, 480, 1489};
 
 INSTANTIATE_TEST_SUITE_P(Formats, St2110Harness,
                          ::testing::Values(kUyvp, kUyvy, kRgb, kUyvpWraps, kRgbPadded, kUyvpPadded), case_name);
@@ -381,6 +386,7 @@ struct VethCase {
   Engine engine = Engine::afxdp;
   uint16_t drop_mask = 0;  // > 0: sequence numbers with (seq & drop_mask) == 0 are lost on the path
   std::string name;
+  bool marker_lost = false;  // the sequence numbers are chosen so that some frames lose their marker
 };
 std::string veth_case_name(const ::testing::TestParamInfo<VethCase>& i) { return i.param.name; }
 void PrintTo(const VethCase& c, std::ostream* os) { *os << c.name; }
@@ -435,6 +441,11 @@ TEST_P(St2110GstVeth, st2110_GstreamerAcrossVethFramesAndMissingLines) {
   if (mask) {
     EXPECT_LT(got.stats.frames_complete, got.frames.size()) << "losses made frames incomplete";
   }
+  if (v.marker_lost) {  // the case is built so that frames lose their last packet (the marker)
+    uint64_t markers_lost = 0;
+    for (const RtpVideoPacket& p : gst.packets()) markers_lost += p.marker && (p.seq & mask) == 0 ? 1 : 0;
+    EXPECT_GT(markers_lost, 0u) << "frames whose marker was lost close when newer frames push them out";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -444,6 +455,7 @@ INSTANTIATE_TEST_SUITE_P(
                       VethCase{kUyvpWraps, Engine::afxdp, 0x1f, "afxdp_UYVP_wraps_every32nd_lost"},
                       VethCase{kUyvy, Engine::afxdp, 0x0f, "afxdp_UYVY_every16th_lost"},
                       VethCase{kUyvp, Engine::socket, 0x1f, "socket_UYVP_every32nd_lost"},
+                      VethCase{kUyvpMarkersLost, Engine::afxdp, 0x1f, "afxdp_UYVP_markers_lost", true},
                       VethCase{kUyvp, Engine::dpdk, 0, "dpdk_af_packet_UYVP"},
                       VethCase{kUyvy, Engine::dpdk, 0x1f, "dpdk_af_packet_UYVY_every32nd_lost"}),
     veth_case_name);
