@@ -85,11 +85,18 @@
 #include "netdaq/netdaq.h"
 #include "netdaq/sensor_pattern.h"
 #include "afxdp_config.h"
+#include "receiver_cpu.h"
 #include "netns_lab.h"
 #include "protocols/crc32_copy.h"
 #include "protocols/roce.h"
 
 namespace {
+
+using ndqbench::mono_ns;
+using ndqbench::now_s;
+using ndqbench::read_udp;
+using ndqbench::thread_cpu_ns;
+using ndqbench::UdpCounters;
 
 using namespace netdaq;
 namespace roce = netdaq::protocols::roce;
@@ -105,18 +112,6 @@ constexpr uint32_t kHeaders = 14 + 20 + 8 + roce::kBthBytes + roce::kRethBytes; 
 constexpr uint32_t kChunkRoom = 4096 - 256;  // frame bytes one UMEM buffer holds (XDP headroom)
 constexpr uint32_t kVethMtu = 7600;       // frames of two UMEM buffers at most (2 x 3840 B)
 constexpr double kTargetA = 0.8, kTargetB = 3.0;
-
-double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
-uint64_t mono_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return uint64_t(t.tv_sec) * 1'000'000'000ull + uint64_t(t.tv_nsec);
-}
-uint64_t thread_cpu_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return uint64_t(t.tv_sec) * 1'000'000'000ull + uint64_t(t.tv_nsec);
-}
 
 struct Options {
   std::vector<uint32_t> payloads{1024, 3072};
@@ -246,32 +241,6 @@ class Sender {
  private:
   int fd_ = -1;
 };
-
-// UDP counters of a namespace (read from a thread inside it).
-struct UdpCounters {
-  uint64_t in = 0, in_errors = 0, rcvbuf_errors = 0, no_ports = 0;
-};
-UdpCounters read_udp() {
-  std::ifstream f("/proc/thread-self/net/snmp");
-  std::string line, names;
-  UdpCounters c;
-  while (std::getline(f, line)) {
-    if (line.rfind("Udp: ", 0) != 0) continue;
-    if (names.empty()) { names = line; continue; }
-    std::istringstream n(names), v(line);
-    std::string key, val;
-    n >> key, v >> val;
-    while (n >> key && v >> val) {
-      const uint64_t x = std::stoull(val);
-      if (key == "InDatagrams") c.in = x;
-      else if (key == "InErrors") c.in_errors = x;
-      else if (key == "RcvbufErrors") c.rcvbuf_errors = x;
-      else if (key == "NoPorts") c.no_ports = x;
-    }
-    break;
-  }
-  return c;
-}
 
 struct Round {
   uint64_t sent = 0, received = 0, drops = 0, refused = 0;

@@ -44,9 +44,14 @@
 #include "netdaq/netdaq.h"
 #include "netns_lab.h"
 #include "protocols/rtp_video_format.h"
+#include "receiver_cpu.h"
 #include "sensors/video_sender.h"
 
 namespace {
+
+using ndqbench::mono_ns;
+using ndqbench::now_s;
+using ndqbench::thread_cpu_ns;
 
 using namespace netdaq;
 using Clock = std::chrono::steady_clock;
@@ -55,18 +60,6 @@ constexpr uint16_t kPortSocket = 5004, kPortAfxdp = 5006, kPortGst = 5008, kPort
 constexpr uint32_t kXskRing = 16384;
 constexpr uint32_t kChunkMax = 12000;  // packets queued at once: below the XSK ring
 constexpr double kTargetSocket = 5.0;  // streams per core against GStreamer's
-
-double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
-uint64_t mono_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return uint64_t(t.tv_sec) * 1'000'000'000ull + uint64_t(t.tv_nsec);
-}
-uint64_t thread_cpu_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return uint64_t(t.tv_sec) * 1'000'000'000ull + uint64_t(t.tv_nsec);
-}
 
 struct Format {
   std::string name;
@@ -344,7 +337,7 @@ class GstReceiver : public Receiver {
   }
   Chunk drain(uint64_t n, bool) override {
     Chunk c;
-    const Udp u0 = udp();
+    const ndqbench::UdpCounters u0 = udp();
     const uint64_t c0 = cpu_ns();
     kill(pid_, SIGCONT);
     // Done when its socket's queue is empty and its threads stopped running (bounded: 30 s).
@@ -357,7 +350,7 @@ class GstReceiver : public Receiver {
     }
     pause();
     c.cpu_ns = cpu_ns() - c0;
-    const Udp u1 = udp();
+    const ndqbench::UdpCounters u1 = udp();
     c.received = u1.in - u0.in;  // datagrams its socket took (the namespace has no other receiver then)
     c.drops = (u1.rcvbuf_errors - u0.rcvbuf_errors) + (u1.in_errors - u0.in_errors);
     (void)n;
@@ -365,9 +358,6 @@ class GstReceiver : public Receiver {
   }
 
  private:
-  struct Udp {
-    uint64_t in = 0, in_errors = 0, rcvbuf_errors = 0;
-  };
   std::string proc(const std::string& what) const { return "/proc/" + std::to_string(pid_) + "/" + what; }
   char state() const {
     std::ifstream f(proc("stat"));
@@ -409,28 +399,7 @@ class GstReceiver : public Receiver {
     return -1;
   }
   bool bound() const { return queued() >= 0; }
-  Udp udp() const {
-    std::ifstream f(proc("net/snmp"));
-    std::string line, names;
-    Udp c;
-    while (std::getline(f, line)) {
-      if (line.rfind("Udp: ", 0) != 0) continue;
-      if (names.empty()) {
-        names = line;
-        continue;
-      }
-      std::istringstream n(names), v(line);
-      std::string key, val;
-      n >> key, v >> val;
-      while (n >> key && v >> val) {
-        if (key == "InDatagrams") c.in = std::stoull(val);
-        else if (key == "InErrors") c.in_errors = std::stoull(val);
-        else if (key == "RcvbufErrors") c.rcvbuf_errors = std::stoull(val);
-      }
-      break;
-    }
-    return c;
-  }
+  ndqbench::UdpCounters udp() const { return ndqbench::read_udp(proc("net/snmp")); }
   pid_t pid_ = -1;
 };
 
