@@ -56,7 +56,7 @@ using ndqbench::thread_cpu_ns;
 using namespace netdaq;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint16_t kPortSocket = 5004, kPortAfxdp = 5006, kPortGst = 5008, kPortRaw = 5010;
+constexpr uint16_t kPortSocket = 5004, kPortAfxdp = 5006, kPortGst = 5008, kPortRaw = 5010, kPortKernel = 5012;
 constexpr uint32_t kXskRing = 16384;
 constexpr uint32_t kChunkMax = 12000;  // packets queued at once: below the XSK ring
 constexpr double kTargetSocket = 5.0;  // streams per core against GStreamer's
@@ -276,6 +276,56 @@ class NetdaqReceiver : public Receiver {
   uint64_t frames_checked_ = 0;
   std::string errors_;
   bool place_ = true;
+};
+
+// Diagnostic (k): the kernel's part of a socket receive alone, a floor for (r): recvmmsg of 16
+// messages of 64 KiB with UDP_GRO (coalesced datagrams land back to back), nothing else done.
+class KernelFloorReceiver : public Receiver {
+ public:
+  explicit KernelFloorReceiver(int fd) : fd_(fd), buf_(size_t(kMsgs) * kMsgBytes) {
+    int one = 1;
+    setsockopt(fd_, IPPROTO_UDP, 104 /* UDP_GRO */, &one, sizeof one);
+    for (unsigned i = 0; i < kMsgs; ++i) {
+      iov_[i] = {buf_.data() + size_t(i) * kMsgBytes, kMsgBytes};
+      msgs_[i] = {};
+      msgs_[i].msg_hdr.msg_iov = &iov_[i];
+      msgs_[i].msg_hdr.msg_iovlen = 1;
+      msgs_[i].msg_hdr.msg_control = ctrl_[i];
+    }
+  }
+  ~KernelFloorReceiver() override { close(fd_); }
+  Chunk drain(uint64_t n, bool) override {
+    Chunk c;
+    const uint64_t c0 = thread_cpu_ns();
+    auto last = std::chrono::steady_clock::now();
+    while (c.received < n) {
+      for (unsigned i = 0; i < kMsgs; ++i) msgs_[i].msg_hdr.msg_controllen = sizeof ctrl_[i];
+      const int r = recvmmsg(fd_, msgs_, kMsgs, MSG_DONTWAIT, nullptr);
+      if (r <= 0) {
+        if (std::chrono::steady_clock::now() - last > std::chrono::milliseconds(200)) break;
+        continue;
+      }
+      for (int i = 0; i < r; ++i) {
+        int gso = 0;
+        for (cmsghdr* h = CMSG_FIRSTHDR(&msgs_[i].msg_hdr); h; h = CMSG_NXTHDR(&msgs_[i].msg_hdr, h))
+          if (h->cmsg_level == IPPROTO_UDP && h->cmsg_type == 104) std::memcpy(&gso, CMSG_DATA(h), sizeof gso);
+        const uint32_t len = msgs_[i].msg_len;
+        c.received += gso > 0 ? (len + uint32_t(gso) - 1) / uint32_t(gso) : 1;
+      }
+      last = std::chrono::steady_clock::now();
+    }
+    c.cpu_ns = thread_cpu_ns() - c0;
+    return c;
+  }
+
+ private:
+  static constexpr unsigned kMsgs = 16;
+  static constexpr size_t kMsgBytes = 65536;
+  int fd_;
+  std::vector<std::byte> buf_;
+  mmsghdr msgs_[kMsgs];
+  iovec iov_[kMsgs];
+  char ctrl_[kMsgs][64];
 };
 
 // GStreamer: gst-launch-1.0 udpsrc ! rtpvrawdepay ! fakesink, in the receivers' namespace,
@@ -517,13 +567,27 @@ int run(const Options& o) {
       CaseResult res;
     };
     std::vector<Live> live;
-    for (const std::string n : {"n", "x", "g", "r"}) {
+    for (const std::string n : {"n", "x", "g", "r", "k"}) {
       if (o.only.find(n) == std::string::npos) continue;
       Live l{n, 0, nullptr, {}};
       l.res.name = n;
       if (n == "n") l.port = kPortSocket, l.rx = std::make_unique<NetdaqReceiver>(socket_session(lab, kPortSocket), "video", f.v, st);
       if (n == "x") l.port = kPortAfxdp, l.rx = std::make_unique<NetdaqReceiver>(afxdp_session(lab), "x0", f.v, st);
       if (n == "r") l.port = kPortRaw, l.rx = std::make_unique<NetdaqReceiver>(socket_session(lab, kPortRaw), "video", f.v, st, false);
+      if (n == "k") {
+        l.port = kPortKernel;
+        l.rx = lab.run_in(lab.a().ns, [&]() -> std::unique_ptr<Receiver> {
+          const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+          int rcv = 512 << 20;
+          sockaddr_in a{};
+          a.sin_family = AF_INET;
+          a.sin_port = htons(kPortKernel);
+          if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof rcv) != 0 ||
+              bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+            throw std::runtime_error("UDP socket for (k): " + std::string(strerror(errno)));
+          return std::make_unique<KernelFloorReceiver>(fd);
+        });
+      }
       if (n == "g") l.port = kPortGst, l.rx = std::make_unique<GstReceiver>(lab.a().ns, f.v, o.cpu);
       live.push_back(std::move(l));
     }
@@ -562,7 +626,7 @@ int run(const Options& o) {
       return nullptr;
     };
     static const char* kLabel[] = {"(n) netdaq socket + frames", "(x) netdaq afxdp + frames", "(g) GStreamer udpsrc ! rtpvrawdepay",
-                                   "(r) netdaq socket, no frames [diag]"};
+                                   "(r) netdaq socket, no frames [diag]", "(k) recvmmsg + UDP_GRO alone [diag]"};
     js << (fi ? "," : "") << "{\"format\":\"" << f.name << "\",\"width\":" << f.v.width << ",\"height\":" << f.v.height
        << ",\"packets_per_frame\":" << ppf << ",\"stream_pps\":" << stream_pps << ",\"receivers\":[";
     std::printf("%-8s %-38s %10s %12s %14s %12s\n", "format", "receiver", "ns/pkt", "us/frame", "capacity Mpps", "streams/core");
@@ -570,7 +634,7 @@ int run(const Options& o) {
     for (auto& l : live) {
       const double ns = l.res.median();
       const double cap = ns > 0 ? 1e9 / ns : 0;
-      const int idx = l.name == "n" ? 0 : l.name == "x" ? 1 : l.name == "g" ? 2 : 3;
+      const int idx = l.name == "n" ? 0 : l.name == "x" ? 1 : l.name == "g" ? 2 : l.name == "r" ? 3 : 4;
       std::printf("%-8s %-38s %10.1f %12.1f %14.3f %12.2f%s\n", f.name.c_str(), kLabel[idx], ns, ns * ppf / 1e3, cap / 1e6,
                   cap / stream_pps, l.res.error.empty() ? "" : "  (check failed)");
       js << (first ? "" : ",") << "{\"receiver\":\"" << l.name << "\",\"label\":\"" << kLabel[idx] << "\",\"ns_per_packet\":" << ns
