@@ -420,7 +420,7 @@ PacingFigures paced_run(const std::string& pacing, uint64_t frames, double* t_dr
 
 }  // namespace
 
-TEST(st2110Send, NarrowGappedPacingSeenByATimestampingReceiver) {
+TEST(st2110Pacing, NarrowGappedSeenByATimestampingReceiver) {
   double drain = 0, frame = 0;
   uint32_t n = 0;
   const PacingFigures f = paced_run("gapped", 30, &drain, &frame, &n);
@@ -441,7 +441,7 @@ TEST(st2110Send, NarrowGappedPacingSeenByATimestampingReceiver) {
   RecordProperty("within_half_drain", std::to_string(f.within_half_drain));
 }
 
-TEST(st2110Send, GappedBurstsOfFourKeepTheSchedule) {
+TEST(st2110Pacing, GappedBurstsOfFourKeepTheSchedule) {
   // --burst 4: packets leave in fours at the departure of each four's last: three of four
   // in-frame gaps under T_DRAIN / 2 (75% measured: the kernel's per-packet time on loopback),
   // the frame still spread over its active period, T_FRAME apart.
@@ -456,7 +456,7 @@ TEST(st2110Send, GappedBurstsOfFourKeepTheSchedule) {
   EXPECT_LE(f.under_half, 0.85);
 }
 
-TEST(st2110Send, LinearPacingByTheQueuePacer) {
+TEST(st2110Pacing, LinearByTheQueuePacer) {
   // --pacing linear: the TX queue's token bucket at N_pkts per T_FRAME: packets T_FRAME / N
   // apart, frames T_FRAME apart, no vertical gap (ST 2110-21's linear sender).
   double drain = 0, frame = 0;
@@ -470,7 +470,7 @@ TEST(st2110Send, LinearPacingByTheQueuePacer) {
   EXPECT_LT(f.median_vgap_us, 3 * gap) << "no vertical gap";
 }
 
-TEST(st2110Send, UnpacedStreamFailsThePacingBounds) {
+TEST(st2110Pacing, UnpacedStreamFailsTheBounds) {
   // The negative control: the same measure of an unpaced sender must be far outside the
   // bounds the paced one meets, or the pacing test above could not fail.
   double drain = 0, frame = 0;
