@@ -189,12 +189,20 @@ enum class VideoSampling : uint8_t {
 };
 const char* to_string(VideoSampling s) noexcept;
 
+// What an interlaced stream's SRD row numbers count (the F bit names the field either way).
+enum class VideoRows : uint8_t {
+  field,  // lines within the field, 0 .. height/2 - 1 (SMPTE ST 2110-20; netdaq's sender)
+  frame,  // lines of the frame, even in field 0, odd in field 1 (GStreamer 1.22's rtpvrawpay)
+};
+const char* to_string(VideoRows r) noexcept;
+
 struct VideoOptions {
   uint32_t width = 0;        // pixels per line (required)
   uint32_t height = 0;       // lines per frame, both fields when interlaced (required)
   VideoSampling sampling = VideoSampling::ycbcr_422;
   uint8_t depth = 10;        // bits per component: 8, 10, 12 or 16
   bool interlaced = false;   // two fields per frame (SRD F bit), lines interleaved in the frame
+  VideoRows rows = VideoRows::field;  // interlaced: what SRD row numbers count
   uint32_t rate_num = 0;     // exactframerate = rate_num / rate_den (e.g. 60000/1001); required
   uint32_t rate_den = 1;
   int16_t payload_type = -1; // RTP payload type the stream uses (96..127); -1: any

@@ -68,6 +68,7 @@ inline constexpr Range roce_psn_window{1, 1u << 23};          // a power of two
 inline constexpr Range video_width{1, 32768};
 inline constexpr Range video_height{1, 32768};
 inline constexpr Range video_interlaced_height{2, 65536};     // both fields: 32768 rows each
+inline constexpr Range video_frame_rows_height{2, 32768};     // interlaced, rows: frame (frame lines in 15 bits)
 inline constexpr Range video_payload_type{0, 127};            // RTP's 7-bit PT
 inline constexpr std::array<uint32_t, 4> kVideoDepths{8, 10, 12, 16};
 }  // namespace limits
@@ -82,6 +83,7 @@ inline constexpr std::array<std::string_view, 8> kReorderModeNames{"sequence", "
                                                                    "spead",    "vita49",   "roce",      "rtp_video"};
 // SDP sampling names (RFC 4175 section 6.1), in VideoSampling's order.
 inline constexpr std::array<std::string_view, 3> kVideoSamplingNames{"YCbCr-4:2:2", "YCbCr-4:4:4", "RGB"};
+inline constexpr std::array<std::string_view, 2> kVideoRowsNames{"field", "frame"};  // VideoRows' order
 inline constexpr std::array<uint32_t, 5> kRoceMtus{256, 512, 1024, 2048, 4096};  // the InfiniBand MTUs
 inline constexpr std::array<std::string_view, 3> kStagingNames{"auto", "copy", "direct"};
 inline constexpr std::array<std::string_view, 3> kLaunchModeNames{"per_burst", "graph", "persistent"};

@@ -25,7 +25,7 @@ bool video_set(const Checker& c, const ReorderConfig& g, const std::string& path
   const VideoOptions d;
   const VideoOptions& v = g.video;
   return written(c, path + ".video") || v.width != d.width || v.height != d.height || v.sampling != d.sampling ||
-         v.depth != d.depth || v.interlaced != d.interlaced || v.rate_num != d.rate_num || v.rate_den != d.rate_den ||
+         v.depth != d.depth || v.interlaced != d.interlaced || v.rows != d.rows || v.rate_num != d.rate_num || v.rate_den != d.rate_den ||
          v.payload_type != d.payload_type;
 }
 
@@ -47,13 +47,18 @@ void check_video(Checker& c, const ReorderConfig& g, const std::string& path) {
   if (v.height == 0) {
     c.error(p + ".height", "0", "is required in mode rtp_video: lines per frame (SDP height; both fields when interlaced)");
   } else if (v.interlaced) {
-    c.range(p + ".height", v.height, limits::video_interlaced_height);
+    // rows: frame numbers the frame's lines in the SRD's 15 bits; rows: field each field's.
+    c.range(p + ".height", v.height,
+            v.rows == VideoRows::frame ? limits::video_frame_rows_height : limits::video_interlaced_height);
     if (v.height % 2)
       c.error(p + ".height", std::to_string(v.height),
               "must be even when interlaced: a frame is two fields of height / 2 lines");
   } else {
     c.range(p + ".height", v.height, limits::video_height);
   }
+  if (v.rows != VideoRows::field && !v.interlaced)
+    c.error(p + ".rows", to_string(v.rows),
+            "is read only when interlaced: true (progressive rows are the frame's lines); leave it out or write field");
   if (v.rate_num == 0)
     c.error(p + ".exactframerate", "", "is required in mode rtp_video: frames per second as SDP writes it, 50 or 60000/1001");
   else if (v.rate_den == 0)

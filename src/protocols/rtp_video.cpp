@@ -4,7 +4,8 @@
 //   padding count inside the payload; payload type (video.payload_type, when set);
 //   RFC 4175 payload header: extended sequence number, SRD headers until C = 0, each segment a
 //   whole number of pixel groups starting on one, inside the line's width and the frame's (or
-//   field's) rows, its bytes inside the payload; at most kMaxSpans separate spans (segments
+//   field's) rows (interlaced with video.rows: frame, the row's parity its field's), its bytes
+//   inside the payload; at most kMaxSpans separate spans (segments
 //   that continue the one before in the frame, such as whole lines, join it).
 // Bytes after the last segment (before any padding) are not read. The extended sequence
 // number is not checked: presence per pixel group tells lost, late and duplicate bytes.
@@ -30,7 +31,9 @@ constexpr const char* kEmptySegment = "RFC 4175: an SRD of 0 bytes";
 constexpr const char* kLength = "RFC 4175: SRD length is not a whole number of pixel groups";
 constexpr const char* kOffset = "RFC 4175: SRD offset is not on a pixel group";
 constexpr const char* kWidth = "RFC 4175: SRD offset + pixels beyond video.width";
-constexpr const char* kRow = "RFC 4175: SRD row beyond video.height (lines of a field when interlaced)";
+constexpr const char* kRow = "RFC 4175: SRD row beyond video.height (lines of a field when interlaced, rows: field)";
+constexpr const char* kParity =
+    "RFC 4175: SRD row's parity is not its field's (video.rows: frame: field 0 on even lines, field 1 on odd)";
 constexpr const char* kField = "RFC 4175: SRD field bit set in progressive video (video.interlaced: false)";
 constexpr const char* kSegmentBeyond = "RFC 4175: SRD segments beyond the packet's payload";
 constexpr const char* kTooManySpans = "RFC 4175: more than 4 separate line segments in one packet";
@@ -66,7 +69,7 @@ RtpVideoDecoder::RtpVideoDecoder(const VideoOptions& video, uint32_t max_streams
       pgroup_(video::pgroup_of(video.sampling, video.depth)),
       line_bytes_(video::line_bytes(video)),
       frame_bytes_(video::frame_bytes(video)),
-      rows_(video.interlaced ? video.height / 2 : video.height),
+      rows_(video::srd_rows(video)),
       units_per_frame_(video.interlaced ? 2 : 1),
       unit_ticks_(video::ticks_per_frame(video) / (video.interlaced ? 2 : 1)),
       streams_(max_streams ? max_streams : 1) {}
@@ -193,6 +196,7 @@ void RtpVideoDecoder::decode_packet(const PacketBytes& p, Decoded& out) noexcept
     if (srd.offset + pixels > video_.width) return refuse(kWidth);
     if (srd.row >= rows_) return refuse(kRow);
     if (srd.field && !video_.interlaced) return refuse(kField);
+    if (video::frame_rows(video_) && (srd.row & 1u) != (srd.field ? 1u : 0u)) return refuse(kParity);
     if (srd.length > end - data) return refuse(kSegmentBeyond);
     const uint64_t offset = video::frame_line(video_, srd.row, srd.field) * line_bytes_ +
                             uint64_t{srd.offset} / pgroup_.pixels * pgroup_.bytes;

@@ -65,7 +65,7 @@ class RtpVideoDecoder final : public Decoder {
   video::Pgroup pgroup_;
   uint64_t line_bytes_ = 0;
   uint64_t frame_bytes_ = 0;
-  uint32_t rows_ = 0;           // SRD rows: lines of a frame, of a field when interlaced
+  uint32_t rows_ = 0;           // SRD rows: lines of a frame, of a field when interlaced with rows: field
   uint32_t units_per_frame_ = 1;  // 2 when interlaced (fields)
   double unit_ticks_ = 0;       // RTP ticks of one unit
   std::vector<Stream> streams_;

@@ -56,10 +56,26 @@ constexpr uint64_t line_bytes(const VideoOptions& v) noexcept {
 
 constexpr uint64_t frame_bytes(const VideoOptions& v) noexcept { return line_bytes(v) * v.height; }
 
+// Interlaced rows counted in frame lines (video.rows: frame).
+constexpr bool frame_rows(const VideoOptions& v) noexcept { return v.interlaced && v.rows == VideoRows::frame; }
+
+// SRD rows of a frame (progressive, or interlaced rows: frame) or of a field (rows: field).
+constexpr uint32_t srd_rows(const VideoOptions& v) noexcept {
+  return v.interlaced && v.rows == VideoRows::field ? v.height / 2 : v.height;
+}
+
 // The line of the frame buffer an SRD row lands on: progressive, the row; interlaced, field 0's
-// rows on even lines, field 1's on odd ones (a frame holds both fields interleaved).
+// rows on even lines, field 1's on odd ones (a frame holds both fields interleaved): rows: field
+// numbers lines within the field (row r of field F: line 2r + F), rows: frame numbers the
+// frame's lines themselves (the decoder refuses a row whose parity is not F's).
 constexpr uint64_t frame_line(const VideoOptions& v, uint32_t row, bool field) noexcept {
-  return v.interlaced ? uint64_t{row} * 2 + (field ? 1 : 0) : row;
+  if (!v.interlaced || v.rows == VideoRows::frame) return row;
+  return uint64_t{row} * 2 + (field ? 1 : 0);
+}
+
+// The SRD row a sender writes for row r within field F (the inverse of frame_line()).
+constexpr uint32_t srd_row(const VideoOptions& v, uint32_t field_row, bool field) noexcept {
+  return frame_rows(v) ? field_row * 2 + (field ? 1 : 0) : field_row;
 }
 
 // RTP timestamp ticks of one frame (90 kHz x rate_den / rate_num; 1501.5 at 59.94).

@@ -158,6 +158,9 @@ VideoSender::VideoSender(const VideoSenderConfig& c) : c_(c) {
   if (v.height == 0 || v.height % fields != 0 || v.height / fields > video::kMaxRow + 1)
     fail("height = " + std::to_string(v.height) + ": must be 1.." + std::to_string(video::kMaxRow + 1) +
          " lines per field" + (v.interlaced ? " and even (interlaced: two fields)" : ""));
+  if (video::frame_rows(v) && v.height > video::kMaxRow + 1)
+    fail("height = " + std::to_string(v.height) + ": must be 2.." + std::to_string(video::kMaxRow + 1) +
+         " with rows: frame (SRD rows number the frame's lines in 15 bits)");
   if (v.rate_num == 0 || v.rate_den == 0)
     fail("rate = " + std::to_string(v.rate_num) + "/" + std::to_string(v.rate_den) +
          ": must be a frame rate like 60 or 60000/1001");
@@ -248,8 +251,10 @@ uint32_t VideoSender::next_packet(std::span<std::byte> out) noexcept {
   const bool f = field_ == 1;
   for (uint32_t i = 0; i < pp.segments; ++i) {
     const Segment& s = pp.seg[i];
-    video::write_srd(srd + video::kSrdBytes * i, {s.length, f, s.row, i + 1 < pp.segments, s.offset});
-    const uint64_t line = video::frame_line(c_.video, s.row, f);
+    // s.row counts lines within the field; on the wire as video.rows says (frame: 2 row + F).
+    const auto row = static_cast<uint16_t>(video::srd_row(c_.video, s.row, f));
+    video::write_srd(srd + video::kSrdBytes * i, {s.length, f, row, i + 1 < pp.segments, s.offset});
+    const uint64_t line = video::frame_line(c_.video, row, f);
     std::memcpy(data, frame + line * line_bytes_ + uint64_t{s.offset} / pgroup_pixels_ * pgroup_bytes_, s.length);
     data += s.length;
   }

@@ -220,7 +220,78 @@ TEST(st2110_rtp_video, InterlacedFieldsInterleaveAndTheSecondFieldsMarkerEndsThe
   // Rows count per field.
   out = decode(d, packet({.ts = ts + 3003}, {{.row = 540, .offset = 0, .length = 5}}));
   EXPECT_EQ(out.verdict, Verdict::malformed);
-  EXPECT_STREQ(out.reason, "RFC 4175: SRD row beyond video.height (lines of a field when interlaced)");
+  EXPECT_STREQ(out.reason, "RFC 4175: SRD row beyond video.height (lines of a field when interlaced, rows: field)");
+}
+
+TEST(st2110_rtp_video, InterlacedRowsDefaultToFieldLinesAsSt2110Says) {
+  // ST 2110-20 numbers an interlaced field's rows within the field: the default.
+  EXPECT_EQ(VideoOptions{}.rows, VideoRows::field);
+  const VideoOptions v = video(1920, 1080, VideoSampling::ycbcr_422, 10, true, 30000, 1001);
+  RtpVideoDecoder d(v, 1);
+  // GStreamer's frame-numbered row 1078 of field 0 is beyond a field's 540 rows.
+  const Decoded out = decode(d, packet({.ts = 3003}, {{.row = 1078, .offset = 0, .length = 4800}}));
+  EXPECT_EQ(out.verdict, Verdict::malformed);
+  EXPECT_STREQ(out.reason, "RFC 4175: SRD row beyond video.height (lines of a field when interlaced, rows: field)");
+  EXPECT_EQ(d.counters().malformed, 1u);
+}
+
+TEST(st2110_rtp_video, InterlacedFrameRowsAreTheFramesLinesWithTheirFieldsParity) {
+  // video.rows: frame (GStreamer 1.22's rtpvrawpay): field 0 writes rows 0, 2, 4 ..., field 1
+  // rows 1, 3, 5 ...; the row is the frame line itself.
+  VideoOptions v = video(1920, 1080, VideoSampling::ycbcr_422, 10, true, 30000, 1001);
+  v.rows = VideoRows::frame;
+  RtpVideoDecoder d(v, 1);
+  const uint32_t ts = 3003 * 7;
+  Decoded out = decode(d, packet({.ts = ts}, {{.row = 0, .offset = 0, .length = 4800}, {.row = 1078, .offset = 4, .length = 10}}));
+  ASSERT_EQ(out.verdict, Verdict::data) << out.reason;
+  ASSERT_EQ(out.nspans, 2u);
+  EXPECT_EQ(out.spans[0].offset, 0u);
+  EXPECT_EQ(out.spans[1].offset, 1078u * 4800 + 10);
+  EXPECT_EQ(out.spans[0].frame, 7u);
+  out = decode(d, packet({.marker = true, .ts = ts + 1502}, {{.row = 1079, .offset = 0, .length = 4800, .field = true}}));
+  ASSERT_EQ(out.verdict, Verdict::data) << out.reason;
+  EXPECT_EQ(out.spans[0].offset, 1079u * 4800);
+  EXPECT_EQ(out.spans[0].frame, 7u);
+  EXPECT_TRUE(out.marker);
+  // A row whose parity is not its field's is malformed, either way round, even as the
+  // second SRD of a packet whose first is fine.
+  const char* parity =
+      "RFC 4175: SRD row's parity is not its field's (video.rows: frame: field 0 on even lines, field 1 on odd)";
+  for (const std::vector<Seg>& segs : std::vector<std::vector<Seg>>{
+           {{.row = 1, .offset = 0, .length = 5}},
+           {{.row = 0, .offset = 0, .length = 5, .field = true}},
+           {{.row = 2, .offset = 0, .length = 5}, {.row = 3, .offset = 0, .length = 5}}}) {
+    out = decode(d, packet({.ts = ts}, segs));
+    EXPECT_EQ(out.verdict, Verdict::malformed);
+    EXPECT_STREQ(out.reason, parity);
+    EXPECT_EQ(out.nspans, 0u);
+  }
+  // Rows count the frame's lines: 1079 is the last, 1080 beyond.
+  out = decode(d, packet({.ts = ts}, {{.row = 1080, .offset = 0, .length = 5}}));
+  EXPECT_EQ(out.verdict, Verdict::malformed);
+  EXPECT_STREQ(out.reason, "RFC 4175: SRD row beyond video.height (lines of a field when interlaced, rows: field)");
+  EXPECT_EQ(d.counters().malformed, 4u);
+  // Progressive video ignores rows (validation refuses rows: frame there): rows are lines.
+  VideoOptions p = video(64, 8, VideoSampling::ycbcr_422, 8);
+  EXPECT_EQ(protocols::video::frame_line(p, 5, false), 5u);
+  EXPECT_EQ(protocols::video::srd_rows(p), 8u);
+  EXPECT_EQ(protocols::video::srd_rows(v), 1080u);
+  v.rows = VideoRows::field;
+  EXPECT_EQ(protocols::video::srd_rows(v), 540u);
+}
+
+TEST(st2110_rtp_video, SrdRowIsFrameLinesInverse) {
+  // What the sender writes (srd_row) lands where it took the bytes from (frame_line).
+  for (const VideoRows rows : {VideoRows::field, VideoRows::frame}) {
+    VideoOptions v = video(64, 20, VideoSampling::ycbcr_422, 8, true);
+    v.rows = rows;
+    for (uint32_t r = 0; r < 10; ++r)
+      for (const bool f : {false, true}) {
+        const uint32_t wire = protocols::video::srd_row(v, r, f);
+        EXPECT_EQ(wire, rows == VideoRows::frame ? 2 * r + f : r);
+        EXPECT_EQ(protocols::video::frame_line(v, wire, f), 2 * r + f);
+      }
+  }
 }
 
 TEST(st2110_rtp_video, InterlacedSenderStampingBothFieldsAlikeNumbersTheSame) {
@@ -350,7 +421,7 @@ TEST(st2110_rtp_video, MalformedPacketsSayWhy) {
   EXPECT_EQ(why(packet({}, {{.row = 0, .offset = 3, .length = 10}})), "RFC 4175: SRD offset is not on a pixel group");
   EXPECT_EQ(why(packet({}, {{.row = 0, .offset = 60, .length = 15}})), "RFC 4175: SRD offset + pixels beyond video.width");
   EXPECT_EQ(why(packet({}, {{.row = 16, .offset = 0, .length = 10}})),
-            "RFC 4175: SRD row beyond video.height (lines of a field when interlaced)");
+            "RFC 4175: SRD row beyond video.height (lines of a field when interlaced, rows: field)");
   EXPECT_EQ(why(packet({}, {{.row = 0, .offset = 0, .length = 10, .field = true}})),
             "RFC 4175: SRD field bit set in progressive video (video.interlaced: false)");
   b = packet({}, {ok, {.row = 1, .offset = 0, .length = 10}});
@@ -432,7 +503,9 @@ struct Sender {
         for (uint32_t k = 0; k < per_line; ++k) {
           const uint32_t from = pgs * k / per_line, to = pgs * (k + 1) / per_line;
           const uint32_t line = v.interlaced ? 2 * r + f : r;
-          pieces.push_back({Seg{.row = static_cast<uint16_t>(r), .offset = static_cast<uint16_t>(from * pg_pixels),
+          // rows: frame (GStreamer's numbering) writes the frame line, rows: field the field's row.
+          const uint32_t row = v.interlaced && v.rows == VideoRows::frame ? line : r;
+          pieces.push_back({Seg{.row = static_cast<uint16_t>(row), .offset = static_cast<uint16_t>(from * pg_pixels),
                                 .length = static_cast<uint16_t>((to - from) * pg_bytes), .field = f == 1},
                             line * lb + uint64_t{from} * pg_bytes, line});
         }
@@ -582,6 +655,12 @@ TEST(st2110_rtp_video, HostFramesEqualTheReferenceProgressive10Bit) {
 
 TEST(st2110_rtp_video, HostFramesEqualTheReferenceInterlaced8Bit) {
   host_frames_equal_the_reference(video(64, 20, VideoSampling::ycbcr_422, 8, true, 30000, 1001), 2, 3);
+}
+
+TEST(st2110_rtp_video, HostFramesEqualTheReferenceInterlacedFrameRows) {
+  VideoOptions v = video(64, 20, VideoSampling::ycbcr_422, 10, true, 30000, 1001);
+  v.rows = VideoRows::frame;
+  host_frames_equal_the_reference(v, 2, 3);
 }
 
 TEST(st2110_rtp_video, MissingLinesFromPresenceBits) {

@@ -37,6 +37,7 @@ namespace {
 
 struct VideoSendOptions {
   std::string config, destination, file, sampling = "YCbCr-4:2:2", rate = "60", pacing = "gapped";
+  std::string rows = "field";  // interlaced SRD rows: field (ST 2110-20) or frame (GStreamer's rtpvrawpay)
   uint64_t frames = 0;  // 0: the file's frames, or 60 of the pattern
   uint32_t width = 1920, height = 1080, depth = 10, payload_size = 1200, pattern_frames = 8;
   int payload_type = 96;
@@ -100,6 +101,9 @@ sensors::VideoSenderConfig sender_config(const VideoSendOptions& o) {
   c.video.sampling = parse_sampling(o.sampling);
   c.video.depth = static_cast<uint8_t>(std::min<uint32_t>(o.depth, 255));
   c.video.interlaced = o.interlaced;
+  if (o.rows == "field") c.video.rows = VideoRows::field;
+  else if (o.rows == "frame") c.video.rows = VideoRows::frame;
+  else fail("--rows = '" + o.rows + "': allowed are field (SMPTE ST 2110-20: lines within the field) or frame");
   parse_rate(o.rate, c.video.rate_num, c.video.rate_den);
   c.video.payload_type = static_cast<int16_t>(o.payload_type);
   c.payload_size = o.payload_size;
@@ -182,6 +186,7 @@ int report(const VideoSendOptions& o, const sensors::VideoSender& s, const std::
                      {"sampling", to_string(v.sampling)},
                      {"depth", v.depth},
                      {"interlaced", v.interlaced},
+                     {"rows", to_string(v.rows)},
                      {"rate", std::to_string(v.rate_num) + "/" + std::to_string(v.rate_den)},
                      {"payload_type", s.payload_type()},
                      {"ssrc", s.config().ssrc},
@@ -417,6 +422,9 @@ void add_video_send_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--depth", o->depth, "Bits per component: 8, 10 (default), 12 or 16");
   cmd->add_option("--rate", o->rate, "Frame rate: 60 (default), 50, 59.94, 60000/1001, ...");
   cmd->add_flag("--interlaced", o->interlaced, "Two fields per frame (even lines, then odd lines)");
+  cmd->add_option("--rows", o->rows,
+                  "Interlaced SRD row numbers: field (default; SMPTE ST 2110-20, lines within the field) or frame "
+                  "(the frame's lines, as GStreamer's rtpvrawpay writes them)");
   cmd->add_option("--payload-size", o->payload_size, "Pixel bytes per packet at most (default 1200; whole pgroups)");
   cmd->add_option("--payload-type", o->payload_type, "RTP payload type 96..127 (default 96)");
   cmd->add_option("--ssrc", o->ssrc, "RTP SSRC (default 0x21100001)");
