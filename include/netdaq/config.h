@@ -189,6 +189,15 @@ enum class VideoSampling : uint8_t {
 };
 const char* to_string(VideoSampling s) noexcept;
 
+// rx.reorder.video.unpack: planes the GPU pipeline unpacks each frame into before handing it
+// out (include/netdaq/video_unpack.h's PlaneType; Frame::planes()), or none.
+enum class VideoUnpack : uint8_t {
+  none,    // frames hold the pixel groups only
+  uint16,  // planar 16-bit integer samples
+  fp16,    // planar IEEE half samples, 0..1.0
+};
+const char* to_string(VideoUnpack u) noexcept;
+
 // What an interlaced stream's SRD row numbers count (the F bit names the field either way).
 enum class VideoRows : uint8_t {
   field,  // lines within the field, 0 .. height/2 - 1 (SMPTE ST 2110-20; netdaq's sender)
@@ -206,6 +215,7 @@ struct VideoOptions {
   uint32_t rate_num = 0;     // exactframerate = rate_num / rate_den (e.g. 60000/1001); required
   uint32_t rate_den = 1;
   int16_t payload_type = -1; // RTP payload type the stream uses (96..127); -1: any
+  VideoUnpack unpack = VideoUnpack::none;  // frames: gpu only; YCbCr-4:2:2 8/10-bit, RGB 8-bit
 };
 
 struct ReorderConfig {

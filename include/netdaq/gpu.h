@@ -24,6 +24,7 @@ class Session;
 namespace netdaq::gpu {
 
 using Stream = CUstream_st*;  // the same type as cudaStream_t
+struct VideoPlanes;           // netdaq/video_unpack.h
 
 // True when this build has the GPU data plane.
 bool built_in() noexcept;
@@ -129,6 +130,9 @@ class Frame {
   const FrameInfo& info() const noexcept { return info_; }
   // SPEAD: the heap's immediate items (the last value of each id); empty otherwise.
   std::span<const FrameItem> items() const noexcept { return items_; }
+  // Mode rtp_video with video.unpack set: the frame's planes (netdaq/video_unpack.h), already
+  // unpacked when the frame is handed out; valid while the Frame is held. nullptr otherwise.
+  const VideoPlanes* planes() const noexcept { return planes_; }
   void release() noexcept;
 
  private:
@@ -139,6 +143,7 @@ class Frame {
   FrameInfo info_;
   std::span<const uint64_t> missing_;
   std::span<const FrameItem> items_;
+  const VideoPlanes* planes_ = nullptr;
 };
 
 class FramePipeline {

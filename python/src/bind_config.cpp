@@ -190,7 +190,7 @@ void bind_config(py::module_& m) {
   py::class_<VideoOptions> vo(m, "VideoOptions", "rx.reorder.video: the SDP format parameters of mode 'rtp_video'.");
   vo.def(py::init([](const py::kwargs& kw) { return from_keys<VideoOptions>("VideoOptions", kw); }),
          "VideoOptions(width=1920, height=1080, sampling='YCbCr-4:2:2', depth=10, exactframerate='60000/1001', "
-         "interlaced=False, rows='field', payload_type=96).")
+         "interlaced=False, rows='field', payload_type=96, unpack='none').")
       .def_readwrite("width", &VideoOptions::width)
       .def_readwrite("height", &VideoOptions::height)
       .def_readwrite("depth", &VideoOptions::depth)
@@ -199,6 +199,7 @@ void bind_config(py::module_& m) {
       .def_readwrite("rate_den", &VideoOptions::rate_den)
       .def_readwrite("payload_type", &VideoOptions::payload_type, "RTP payload type 0..127; -1: any");
   enum_property(vo, "sampling", &VideoOptions::sampling, VideoSampling::rgb);
+  enum_property(vo, "unpack", &VideoOptions::unpack, VideoUnpack::fp16);
   // Interlaced: 'field' (ST 2110-20, rows within the field) or 'frame' (GStreamer's rtpvrawpay).
   enum_property(vo, "rows", &VideoOptions::rows, VideoRows::frame);
   // exactframerate as SDP writes it: 50 or "60000/1001" (sets rate_num and rate_den).

@@ -1,7 +1,8 @@
 // netdaq.gpu: FramePipeline and Frame. A frame exports __dlpack__ so torch.from_dlpack and
 // cupy.from_dlpack view its GPU memory in place (packets_per_frame x samples of the output
-// dtype; span modes: the frame's samples, 1-D); its buffer goes back to the pipeline when the
-// last Python object or tensor of it goes.
+// dtype; span modes: the frame's samples, 1-D; rtp_video: the video's shape, and its planes
+// when the pipeline unpacks them); its buffer goes back to the pipeline when the last Python
+// object or tensor of it goes.
 #include <dlpack/dlpack.h>
 
 #include <chrono>
@@ -9,6 +10,8 @@
 #include <thread>
 
 #include "netdaq/gpu.h"
+#include "netdaq/video.h"
+#include "netdaq/video_unpack.h"
 #include "rx.h"
 #include "stats.h"
 
@@ -46,6 +49,62 @@ DLDataType dl_type(SampleFormat f) {
   return {kDLUInt, 8, 1};
 }
 
+// A DLPack capsule over device memory (up to 3 dimensions, strides in elements or none for
+// C-contiguous); the tensor made from it holds the frame.
+py::capsule export_dlpack(const std::shared_ptr<FrameState>& frame, void* data, int gpu, DLDataType dtype,
+                          const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  struct Export {
+    DLManagedTensor tensor{};
+    int64_t shape[3]{};
+    int64_t strides[3]{};
+    std::shared_ptr<FrameState> frame;
+  };
+  auto* e = new Export;
+  e->frame = frame;
+  for (size_t d = 0; d < shape.size(); ++d) e->shape[d] = shape[d];
+  for (size_t d = 0; d < strides.size(); ++d) e->strides[d] = strides[d];
+  DLTensor& t = e->tensor.dl_tensor;
+  t.data = data;
+  t.device = {kDLCUDA, gpu};
+  t.ndim = static_cast<int32_t>(shape.size());
+  t.dtype = dtype;
+  t.shape = e->shape;
+  t.strides = strides.empty() ? nullptr : e->strides;
+  t.byte_offset = 0;
+  e->tensor.manager_ctx = e;
+  e->tensor.deleter = [](DLManagedTensor* self) { delete static_cast<Export*>(self->manager_ctx); };
+  // A capsule no consumer took (still named "dltensor") frees the export itself.
+  return py::capsule(&e->tensor, "dltensor", [](PyObject* cap) {
+    if (!PyCapsule_IsValid(cap, "dltensor")) return;
+    auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+    t->deleter(t);
+  });
+}
+
+// One plane of an unpacked video frame (Frame.planes): (height, samples) of uint16 or
+// float16, lines `pitch` bytes apart; it holds the frame.
+class PyPlane {
+ public:
+  PyPlane(std::shared_ptr<FrameState> st, void* data, int gpu, DLDataType dtype, int64_t height, int64_t width,
+          int64_t pitch_elems)
+      : st_(std::move(st)), data_(data), gpu_(gpu), dtype_(dtype), height_(height), width_(width), pitch_(pitch_elems) {}
+  py::tuple shape() const { return py::make_tuple(height_, width_); }
+  std::string dtype() const { return dtype_.code == kDLFloat ? "float16" : "uint16"; }
+  uintptr_t data_ptr() const { return reinterpret_cast<uintptr_t>(data_); }
+  int64_t pitch_bytes() const { return pitch_ * 2; }
+  int gpu() const { return gpu_; }
+  py::capsule dlpack(const py::object&) const {
+    return export_dlpack(st_, data_, gpu_, dtype_, {height_, width_}, {pitch_, 1});
+  }
+
+ private:
+  std::shared_ptr<FrameState> st_;
+  void* data_;
+  int gpu_;
+  DLDataType dtype_;
+  int64_t height_, width_, pitch_;
+};
+
 class PyFrame {
  public:
   PyFrame(std::shared_ptr<FrameState> st, const ReorderConfig& cfg) : st_(std::move(st)), cfg_(cfg) {}
@@ -54,13 +113,16 @@ class PyFrame {
     if (!st_) throw Released("the frame was released: its buffer went back to the pipeline");
     return st_->frame;
   }
-  DLDataType dtype() const { return dl_type(cfg_.output); }
+  DLDataType dtype() const {
+    return cfg_.mode == ReorderMode::rtp_video ? DLDataType{kDLUInt, 8, 1} : dl_type(cfg_.output);
+  }
   // Slot modes: one row per packet slot. Span modes: 1-D over size_bytes(), the frame's own
   // output bytes (a SPEAD heap may be smaller than the buffer's frame_bytes), since granules
   // need not divide a frame and frames of one pipeline differ in size.
   std::vector<int64_t> shape() const {
     const auto& f = get();
     const size_t bits = dtype().bits;
+    if (cfg_.mode == ReorderMode::rtp_video) return video_shape();
     if (places_spans(cfg_.mode)) return {static_cast<int64_t>(f.size_bytes() * 8 / bits)};
     const size_t slot = f.size_bytes() / f.packets_expected();
     return {f.packets_expected(), static_cast<int64_t>(slot * 8 / bits)};
@@ -82,37 +144,45 @@ class PyFrame {
       out.mutable_data()[i] = i / 64 < words.size() && (words[i / 64] >> (i % 64) & 1);
     return out;
   }
+  // rtp_video: the pixel groups as bytes in the video's shape. 8-bit YCbCr-4:2:2: (height,
+  // width / 2, 4), Cb Y0 Cr Y1 per pgroup; 8-bit RGB: (height, width, 3); others (height,
+  // line_bytes).
+  std::vector<int64_t> video_shape() const {
+    const VideoOptions& v = cfg_.video;
+    const int64_t h = v.height, w = v.width;
+    if (v.depth == 8 && v.sampling == VideoSampling::ycbcr_422) return {h, w / 2, 4};
+    if (v.depth == 8 && v.sampling == VideoSampling::rgb) return {h, w, 3};
+    return {h, static_cast<int64_t>(video_line_bytes(v))};
+  }
+  // rtp_video: True per line missing any byte (zeros there).
+  py::array_t<bool> lines_missing() const {
+    const auto& f = get();
+    if (cfg_.mode != ReorderMode::rtp_video) throw py::type_error("lines_missing: the frame is not of mode rtp_video");
+    const VideoOptions& v = cfg_.video;
+    std::vector<uint64_t> words((v.height + 63) / 64);
+    video_missing_lines(v, f, words);
+    py::array_t<bool> out(v.height);
+    for (uint32_t l = 0; l < v.height; ++l) out.mutable_data()[l] = words[l / 64] >> (l % 64) & 1;
+    return out;
+  }
+  // rtp_video with video.unpack: (Y, Cb, Cr) or (R, G, B), each DLPack-capable; None otherwise.
+  py::object planes() const {
+    const auto& f = get();
+    if (!f.planes()) return py::none();
+    const gpu::VideoPlanes& pl = *f.planes();
+    const DLDataType t = pl.type == gpu::PlaneType::fp16 ? DLDataType{kDLFloat, 16, 1} : DLDataType{kDLUInt, 16, 1};
+    py::list out;
+    for (int k = 0; k < 3; ++k)
+      out.append(PyPlane(st_, pl.data[k], cfg_.gpu, t, cfg_.video.height, gpu::plane_width(cfg_.video, k),
+                         static_cast<int64_t>(pl.pitch[k] / 2)));
+    return py::tuple(out);
+  }
   void release() noexcept { st_.reset(); }
 
   // A DLPack capsule over the frame; the tensor made from it holds the frame.
   py::capsule dlpack(const py::object& stream) const {
     (void)stream;  // next_frame() hands out frames whose GPU work is done: no stream to wait on
-    struct Export {
-      DLManagedTensor tensor{};
-      int64_t shape[2]{};  // 1 or 2 dimensions
-      std::shared_ptr<FrameState> frame;
-    };
-    const auto& f = get();
-    auto* e = new Export;
-    e->frame = st_;
-    auto s = shape();
-    for (size_t d = 0; d < s.size(); ++d) e->shape[d] = s[d];
-    DLTensor& t = e->tensor.dl_tensor;
-    t.data = f.data();
-    t.device = {kDLCUDA, cfg_.gpu};
-    t.ndim = static_cast<int32_t>(s.size());
-    t.dtype = dtype();
-    t.shape = e->shape;
-    t.strides = nullptr;  // C-contiguous
-    t.byte_offset = 0;
-    e->tensor.manager_ctx = e;
-    e->tensor.deleter = [](DLManagedTensor* self) { delete static_cast<Export*>(self->manager_ctx); };
-    // A capsule no consumer took (still named "dltensor") frees the export itself.
-    return py::capsule(&e->tensor, "dltensor", [](PyObject* cap) {
-      if (!PyCapsule_IsValid(cap, "dltensor")) return;
-      auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
-      t->deleter(t);
-    });
+    return export_dlpack(st_, get().data(), cfg_.gpu, dtype(), shape(), {});
   }
 
   const ReorderConfig& config() const noexcept { return cfg_; }
@@ -258,7 +328,8 @@ void bind_gpu(py::module_& m) {
       .def_property_readonly("data_ptr", [](const PyFrame& f) { return reinterpret_cast<uintptr_t>(f.get().data()); },
                              "The frame's device pointer.")
       .def_property_readonly("shape", [](const PyFrame& f) { return py::tuple(py::cast(f.shape())); },
-                             "(packets_expected, samples) in slot modes; (samples,) in span modes.")
+                             "(packets_expected, samples) in slot modes; (samples,) in span modes; the video's in rtp_video "
+                             "(docs/python.md).")
       .def_property_readonly("stream", [](const PyFrame& f) { return f.get().stream(); },
                              "Span modes: the frame's stream (sensor); 0 in slot modes.")
       .def_property_readonly("bytes_expected", [](const PyFrame& f) { return f.get().info().bytes_expected; },
@@ -280,9 +351,23 @@ void bind_gpu(py::module_& m) {
       .def_property_readonly("gpu", [](const PyFrame& f) { return f.config().gpu; })
       .def_property_readonly("missing", &PyFrame::missing,
                              "Per packet slot (span modes: per granule): True where it is missing (zeros).")
+      .def_property_readonly("lines_missing", &PyFrame::lines_missing,
+                             "Mode rtp_video: per line, True where the line misses any byte (zeros there).")
+      .def_property_readonly("planes", &PyFrame::planes,
+                             "Mode rtp_video with video.unpack: (Y, Cb, Cr) or (R, G, B) planes in GPU memory, "
+                             "each for torch.from_dlpack / cupy.from_dlpack ((height, width) or (height, width / 2) "
+                             "for 4:2:2 chroma; uint16 or float16), holding the frame; None otherwise.")
       .def("__dlpack__", &PyFrame::dlpack, py::kw_only(), py::arg("stream") = py::none())
       .def("__dlpack_device__", [](const PyFrame& f) { return py::make_tuple(int{kDLCUDA}, f.config().gpu); })
       .def("release", &PyFrame::release, "Drops this object's hold; the buffer returns once no tensor views it.");
+
+  py::class_<PyPlane>(g, "VideoPlane", "One plane of an unpacked video frame; from_dlpack views it in place.")
+      .def_property_readonly("shape", &PyPlane::shape, "(height, samples per line)")
+      .def_property_readonly("dtype", &PyPlane::dtype, "'uint16' or 'float16'")
+      .def_property_readonly("data_ptr", &PyPlane::data_ptr)
+      .def_property_readonly("pitch", &PyPlane::pitch_bytes, "Bytes from one line to the next.")
+      .def("__dlpack__", &PyPlane::dlpack, py::kw_only(), py::arg("stream") = py::none())
+      .def("__dlpack_device__", [](const PyPlane& p) { return py::make_tuple(int{kDLCUDA}, p.gpu()); });
 
   py::class_<PyFramePipeline>(g, "FramePipeline",
                               "Reorders an rx queue's packets into frames in GPU memory (docs/gpu.md).")

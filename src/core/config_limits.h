@@ -83,6 +83,8 @@ inline constexpr std::array<std::string_view, 8> kReorderModeNames{"sequence", "
                                                                    "spead",    "vita49",   "roce",      "rtp_video"};
 // SDP sampling names (RFC 4175 section 6.1), in VideoSampling's order.
 inline constexpr std::array<std::string_view, 3> kVideoSamplingNames{"YCbCr-4:2:2", "YCbCr-4:4:4", "RGB"};
+// rx.reorder.video.unpack, in VideoUnpack's order.
+inline constexpr std::array<std::string_view, 3> kVideoUnpackNames{"none", "uint16", "fp16"};
 inline constexpr std::array<std::string_view, 2> kVideoRowsNames{"field", "frame"};  // VideoRows' order
 inline constexpr std::array<uint32_t, 5> kRoceMtus{256, 512, 1024, 2048, 4096};  // the InfiniBand MTUs
 inline constexpr std::array<std::string_view, 3> kStagingNames{"auto", "copy", "direct"};

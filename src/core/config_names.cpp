@@ -23,6 +23,7 @@ const char* to_string(Staging s) noexcept { return name_of(s, detail::kStagingNa
 const char* to_string(LaunchMode m) noexcept { return name_of(m, detail::kLaunchModeNames); }
 const char* to_string(FrameTarget t) noexcept { return name_of(t, detail::kFrameTargetNames); }
 const char* to_string(VideoSampling s) noexcept { return name_of(s, detail::kVideoSamplingNames); }
+const char* to_string(VideoUnpack u) noexcept { return name_of(u, detail::kVideoUnpackNames); }
 const char* to_string(VideoRows r) noexcept { return name_of(r, detail::kVideoRowsNames); }
 
 const char* to_string(DropReason r) noexcept {

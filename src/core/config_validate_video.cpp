@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "gpu/host/video_unpack_reference.h"
 #include "netdaq/video.h"
 #include "protocols/rtp_video_format.h"
 
@@ -26,7 +27,7 @@ bool video_set(const Checker& c, const ReorderConfig& g, const std::string& path
   const VideoOptions& v = g.video;
   return written(c, path + ".video") || v.width != d.width || v.height != d.height || v.sampling != d.sampling ||
          v.depth != d.depth || v.interlaced != d.interlaced || v.rows != d.rows || v.rate_num != d.rate_num || v.rate_den != d.rate_den ||
-         v.payload_type != d.payload_type;
+         v.payload_type != d.payload_type || v.unpack != d.unpack;
 }
 
 void check_video(Checker& c, const ReorderConfig& g, const std::string& path) {
@@ -68,6 +69,18 @@ void check_video(Checker& c, const ReorderConfig& g, const std::string& path) {
             "must be at most 45000 frames per second: a frame must last at least 2 ticks of the 90 kHz RTP clock");
   if (v.payload_type != -1) c.range(p + ".payload_type", v.payload_type, limits::video_payload_type);
 
+  // The pipeline unpacks into planes in GPU memory, with the kernel's formats only.
+  if (v.unpack != VideoUnpack::none) {
+    gpu::UnpackFormat f;
+    if (g.frames != FrameTarget::gpu)
+      c.error(p + ".unpack", to_string(v.unpack),
+              "needs frames: gpu (the GPU frame pipeline unpacks each frame into planes); with frames: " +
+                  std::string(to_string(g.frames)) + " use none");
+    else if (pg.bytes && !gpu::unpack_format(v, f))
+      c.error(p + ".unpack", to_string(v.unpack),
+              "is for YCbCr-4:2:2 8 or 10 bit and RGB 8 bit only (this stream is " + sampling + " " +
+                  std::to_string(v.depth) + "-bit); use none");
+  }
   // Frames are pixel groups: no sample conversion (the GPU unpack turns pgroups into planes).
   if (g.input != SampleFormat::raw)
     c.error(path + ".input", to_string(g.input),

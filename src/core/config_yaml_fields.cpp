@@ -129,6 +129,7 @@ void read_video(YamlReader& r, const Node& n, const Path& path, VideoOptions& o)
       {"interlaced", [&](const Node& v, const Path& p) { r.boolean(v, p, o.interlaced); }},
       {"payload_type",
        [&](const Node& v, const Path& p) { r.integer(v, p, o.payload_type, limits::video_payload_type); }},
+      {"unpack", [&](const Node& v, const Path& p) { r.choice(v, p, o.unpack, kVideoUnpackNames); }},
       {"rows", [&](const Node& v, const Path& p) { r.choice(v, p, o.rows, kVideoRowsNames); }},
   });
 }

@@ -13,12 +13,14 @@
 #include "core/pacer.h"
 #include "core/reorder_layout.h"
 #include "gpu/cuda_check.h"
+#include "gpu/frame_unpack.h"
 #include "gpu/host/frame_tracker.h"
 #include "gpu/host/packet_fields.h"
 #include "gpu/host/span_tracker.h"
 #include "gpu/place_executor.h"
 #include "netdaq/gpu.h"
 #include "netdaq/session.h"
+#include "netdaq/video_unpack.h"
 #include "protocols/decoder.h"
 
 namespace netdaq::gpu {
@@ -101,6 +103,12 @@ struct FramePipeline::Impl {
   // asks for frames after each burst pays for one clock read per burst, not two.
   uint64_t submit_ns = 0;
   uint32_t piece_align = 1;  // span modes: bytes a span's second piece starts at a multiple of
+  // Mode rtp_video with video.unpack: each frame is unpacked into its buffer's planes on the
+  // executor's stream once its placement is ordered there (per_burst, graph: submitted;
+  // persistent: completed, seen from the host), and handed out once its event has passed.
+  std::unique_ptr<FrameUnpacker> unpack;
+  size_t unpack_launched = 0;  // the first this many pending frames have their unpack queued
+  void launch_unpacks() noexcept;
 
   explicit Impl(const ReorderConfig& c) : cfg(c), tracker(tracker_config(c)) {
     if (c.frames == FrameTarget::host)
@@ -140,6 +148,8 @@ FramePipeline::Impl::~Impl() {
     }
   }
   for (auto& s : slots) s.release_bursts();
+  if (unpack && exec) cudaStreamSynchronize(exec->stream());  // unpacks in flight read frames, write planes
+  unpack.reset();
   exec.reset();
   // Stream-ordered: no device-wide synchronization (a persistent kernel may run).
   if (frames) cudaFreeAsync(frames, alloc_stream);
@@ -197,6 +207,8 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
           who + ": cudaMallocAsync of " + std::to_string(n) + " bytes of staging buffers");
   }
   check(cudaStreamSynchronize(alloc_stream), who + ": frame and staging buffer allocation");
+  if (cfg.mode == ReorderMode::rtp_video && cfg.video.unpack != VideoUnpack::none)
+    unpack = std::make_unique<FrameUnpacker>(cfg, frames, frame_bytes, alloc_stream, who);
   const size_t entry_size = span_mode ? sizeof(SpanEntry) : sizeof(PlacementEntry);
   check(cudaHostAlloc(reinterpret_cast<void**>(&entry_mem), entry_size * job_capacity * depth,
                       cudaHostAllocMapped | cudaHostAllocPortable),
@@ -293,6 +305,21 @@ void FramePipeline::Impl::submit_current() noexcept {
   }
   ++stats.jobs;
   building = false;
+  if (unpack && cfg.launch != LaunchMode::persistent) launch_unpacks();
+}
+
+// Queues the unpack of each pending frame whose placement is ordered before it on the
+// executor's stream, in frame order.
+void FramePipeline::Impl::launch_unpacks() noexcept {
+  const uint64_t placed = cfg.launch == LaunchMode::persistent ? exec->completed() : exec->submitted();
+  while (unpack_launched < pending_count) {
+    const PendingFrame& f = pending[(pending_head + unpack_launched) % pending.size()];
+    if (f.ready_after > placed) return;
+    cudaSetDevice(cfg.gpu);
+    if (unpack->launch(f.frame.buffer, exec->stream()) != cudaSuccess && stats.gpu_errors++ == 0)
+      detail::log()->error("gpu pipeline '{}': a video unpack could not be queued", cfg.name);
+    ++unpack_launched;
+  }
 }
 
 // Starts a job in the next free slot, kept in `cur` so that add_entry() does no division or
@@ -587,9 +614,19 @@ Frame FramePipeline::next_frame() noexcept {
   m.submit_if_due(now);  // zeros of frames that just timed out; a gathering job when due
   m.retire(now);
   if (m.pending_count == 0) return {};
+  if (m.unpack) m.launch_unpacks();
   const PendingFrame& p = m.pending[m.pending_head];
   if (m.exec->completed() < p.ready_after) return {};
   Frame f;
+  if (m.unpack) {
+    if (m.unpack_launched == 0) return {};
+    const cudaError_t e = m.unpack->query(p.frame.buffer);
+    if (e == cudaErrorNotReady) return {};
+    if (e != cudaSuccess && m.stats.gpu_errors++ == 0)
+      detail::log()->error("gpu pipeline '{}': a video unpack failed: {}", m.cfg.name, cudaGetErrorString(e));
+    f.planes_ = &m.unpack->planes(p.frame.buffer);
+    --m.unpack_launched;
+  }
   f.owner_ = this;
   f.buffer_ = p.frame.buffer;
   f.data_ = m.frames + size_t{p.frame.buffer} * m.frame_bytes;
@@ -649,6 +686,10 @@ void FramePipeline::synchronize() {
   if (impl_->building) impl_->submit_current();  // bursts still being gathered
   impl_->exec->synchronize();
   impl_->retire();
+  if (impl_->unpack) {  // and the unpacks of the frames placed so far
+    impl_->launch_unpacks();
+    check(cudaStreamSynchronize(impl_->exec->stream()), "gpu pipeline '" + impl_->cfg.name + "': video unpack");
+  }
 }
 
 namespace {

@@ -4,7 +4,8 @@
 namespace netdaq::gpu {
 
 Frame::Frame(Frame&& o) noexcept
-    : owner_(o.owner_), buffer_(o.buffer_), data_(o.data_), info_(o.info_), missing_(o.missing_), items_(o.items_) {
+    : owner_(o.owner_), buffer_(o.buffer_), data_(o.data_), info_(o.info_), missing_(o.missing_), items_(o.items_),
+      planes_(o.planes_) {
   o.owner_ = nullptr;
 }
 
@@ -17,6 +18,7 @@ Frame& Frame::operator=(Frame&& o) noexcept {
     info_ = o.info_;
     missing_ = o.missing_;
     items_ = o.items_;
+    planes_ = o.planes_;
     o.owner_ = nullptr;
   }
   return *this;
