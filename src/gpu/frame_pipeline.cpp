@@ -105,7 +105,8 @@ struct FramePipeline::Impl {
   uint32_t piece_align = 1;  // span modes: bytes a span's second piece starts at a multiple of
   // Mode rtp_video with video.unpack: each frame is unpacked into its buffer's planes on the
   // executor's stream once its placement is ordered there (per_burst, graph: submitted;
-  // persistent: completed, seen from the host), and handed out once its event has passed.
+  // persistent, refused in setup(): completed, seen from the host), and handed out once its
+  // event has passed.
   std::unique_ptr<FrameUnpacker> unpack;
   size_t unpack_launched = 0;  // the first this many pending frames have their unpack queued
   void launch_unpacks() noexcept;
@@ -165,6 +166,10 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   if (cfg.launch == LaunchMode::persistent && copy_staging)
     throw Error(Errc::invalid_config, who + ": launch persistent needs staging: direct (the persistent kernel "
                                             "reads packets in place; nothing orders a staging copy before it)");
+  if (cfg.launch == LaunchMode::persistent && cfg.mode == ReorderMode::rtp_video &&
+      cfg.video.unpack != VideoUnpack::none)
+    throw Error(Errc::invalid_config, who + ": video.unpack needs launch per_burst or graph (an unpack kernel "
+                                            "never runs beside the persistent kernel)");
   use_device(cfg.gpu, who);
   copy = copy_staging;
   max_batch = batch;

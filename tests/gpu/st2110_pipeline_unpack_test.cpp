@@ -1,5 +1,6 @@
 // The pipeline's own unpack (rx.reorder.video.unpack): FramePipeline in mode rtp_video
-// unpacks each frame into its buffer's planes before handing it out, in every launch mode.
+// unpacks each frame into its buffer's planes before handing it out, with launch per_burst
+// and graph; launch persistent is refused at construction (checked here).
 // Frames packetized by VideoSender (1,200-byte segments, lines straddled), one frame with
 // packets dropped; each frame's planes, read the moment the frame comes out with no further
 // synchronization, must equal the CPU reference's planes of the frame's bytes (and of the
@@ -107,6 +108,18 @@ void run_case(const UnpackCase& uc, const ndqtest::LaunchCase& lc) {
   c.frame_buffers = 4;
   c.bursts_in_flight = 3;
   c.frame_timeout_us = 10'000'000;  // frames close by their marker (frame 1's is kept)
+  if (lc.launch == LaunchMode::persistent) {
+    // Refused: a kernel beside the running persistent kernel never ran (H200), so the pipeline
+    // says so at construction instead of holding every frame forever.
+    try {
+      FramePipeline refused(c);
+      ADD_FAILURE() << "launch persistent with video.unpack was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::invalid_config);
+      EXPECT_NE(std::string(e.what()).find("video.unpack needs launch per_burst or graph"), std::string::npos) << e.what();
+    }
+    return;
+  }
   FramePipeline p(c);
   ASSERT_EQ(p.frame_bytes(), frame_bytes);
 

@@ -95,6 +95,20 @@ TEST_F(ConfigVideoUnpack, st2110_UnpackOnlyForTheKernelsFormats) {
   }
 }
 
+TEST_F(ConfigVideoUnpack, st2110_UnpackNotWithThePersistentKernel) {
+  Config c = Config::parse(yaml("gpu", "            depth: 10\n            unpack: uint16"));
+  ReorderConfig& g = c.interfaces[0].rx.reorder[0];
+  g.launch = LaunchMode::graph;
+  EXPECT_TRUE(c.validate().empty()) << c.validate()[0].to_string();
+  g.launch = LaunchMode::persistent;
+  g.staging = Staging::direct;
+  const auto issues = c.validate();
+  const ConfigIssue* i = test::find_issue(issues, kKey);
+  ASSERT_NE(i, nullptr) << (issues.empty() ? "no issues" : issues[0].to_string());
+  EXPECT_NE(i->message.find("needs launch: per_burst or graph"), std::string::npos) << i->message;
+  EXPECT_EQ(i->where.line, 20);
+}
+
 TEST_F(ConfigVideoUnpack, st2110_UnpackInCppConfigs) {
   Config c = Config::parse(yaml("gpu", "            depth: 10"));
   ReorderConfig& g = c.interfaces[0].rx.reorder[0];
