@@ -78,7 +78,8 @@ RtpVideoPacket parse_rtp_video(const Bytes& b) {
 
 GstVideoSender::GstVideoSender(const GstVideoSend& o) : o_(o) {
   const std::string caps = "video/x-raw,format=" + o.format.gst + ",width=" + std::to_string(o.width) +
-                           ",height=" + std::to_string(o.height) + ",framerate=" + std::to_string(o.fps) + "/1";
+                           ",height=" + std::to_string(o.height) + ",framerate=" + std::to_string(o.fps) + "/1" +
+                           (o.interlaced ? ",interlace-mode=interleaved" : "");
   // is-live: frames leave at the frame rate (udpsink syncs to their times), so that a
   // receiver reading in time never overflows; filesink and rtpstreampay keep what was sent.
   const std::vector<std::string> argv = {

@@ -53,6 +53,7 @@ struct GstVideoSend {
   // put the 16-bit sequence or 32-bit timestamp wrap inside the stream.
   uint32_t seqnum_offset = 1000, timestamp_offset = 123456, ssrc = 0x2110cafe;
   uint32_t payload_type = 96;
+  bool interlaced = false;  // caps interlace-mode=interleaved: both fields in a frame, sent field by field
   std::chrono::milliseconds timeout{30000};  // the child is killed after this
 };
 
