@@ -170,7 +170,14 @@ TEST_P(st2110_gpu_frames, sent_frames_unpack_to_the_reference_planes) {
   EXPECT_EQ(s.malformed, 0u) << p.last_malformed();
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, st2110_gpu_frames, ndqtest::every_launch_mode(), ndqtest::launch_case_name);
+// Not under launch: persistent: the test's unpack kernel, queued on the pipeline's stream while
+// the persistent kernel holds the GPU, never runs (seen on the H200); the pipeline's own unpack
+// step refuses that mode for the same reason (config video.unpack, docs/video.md).
+INSTANTIATE_TEST_SUITE_P(Modes, st2110_gpu_frames,
+                         ::testing::Values(ndqtest::LaunchCase{LaunchMode::per_burst, Staging::copy},
+                                           ndqtest::LaunchCase{LaunchMode::per_burst, Staging::direct},
+                                           ndqtest::LaunchCase{LaunchMode::graph, Staging::copy}),
+                         ndqtest::launch_case_name);
 
 }  // namespace
 }  // namespace netdaq::gpu
