@@ -54,6 +54,11 @@ const VideoOptions kFormats[] = {
     format(64, 16, VideoSampling::ycbcr_422, 8, true, 30000, 1001, 96),
     format(100, 10, VideoSampling::rgb, 8, false, 50, 1, -1),
     format(64, 8, VideoSampling::ycbcr_444, 10, false, 25, 1, -1),
+    [] {  // interlaced with rows: frame (GStreamer's numbering): rows 0..15, parity = F
+      VideoOptions v = format(64, 16, VideoSampling::ycbcr_422, 8, true, 30000, 1001, 96);
+      v.rows = netdaq::VideoRows::frame;
+      return v;
+    }(),
 };
 constexpr size_t kFormatCount = sizeof kFormats / sizeof kFormats[0];
 
