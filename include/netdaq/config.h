@@ -117,6 +117,7 @@ const char* to_string(FrameTarget t) noexcept;
 // measured faster still at 64 x 1 KB, but a job holds its packets' buffers: pools sized for
 // 1,024 would stop validating, so bigger jobs are the application's choice (job_packets: N).
 inline constexpr uint32_t kAutoJobPackets = 1024;
+inline constexpr uint32_t kFrameTimeoutUs = 10000;  // rx.reorder.frame_timeout_us auto, but in mode rtp_video
 
 // An unsigned field of the UDP payload (rx.reorder.fields): `bits` bits (8, 16, 32 or 64) at
 // `offset` in `byte_order`, then (value >> shift) & mask.
@@ -232,7 +233,9 @@ struct ReorderConfig {
   uint32_t packets_per_frame = 0;   // required
   uint32_t max_open_frames = 4;     // frames filled at once; a newer frame closes the oldest
   uint32_t frame_buffers = 8;       // frame buffers in GPU memory (open + handed to the app)
-  uint32_t frame_timeout_us = 10000;  // an open frame is flushed this long after its first packet
+  // An open frame is flushed this long after its first packet; 0: auto, kFrameTimeoutUs, and in
+  // mode rtp_video two frame periods (an ST 2110-21 sender spreads a frame over its period).
+  uint32_t frame_timeout_us = 0;
   SampleFormat input = SampleFormat::raw;
   SampleFormat output = SampleFormat::raw;
   ByteOrder sample_byte_order = ByteOrder::little;

@@ -40,7 +40,7 @@ inline constexpr Range vlan{0, 4095};
 inline constexpr Range packets_per_frame{1, 1u << 20};
 inline constexpr Range max_open_frames{1, 1024};
 inline constexpr Range frame_buffers{1, 4096};
-inline constexpr Range frame_timeout_us{1, 60'000'000};
+inline constexpr Range frame_timeout_us{0, 60'000'000};  // 0: auto
 inline constexpr Range bursts_in_flight{1, 64};
 inline constexpr Range payload_size{1, 1u << 20};
 inline constexpr Range job_packets{0, 65536};

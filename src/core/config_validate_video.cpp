@@ -68,6 +68,15 @@ void check_video(Checker& c, const ReorderConfig& g, const std::string& path) {
     c.error(p + ".exactframerate", exactframerate_text(v),
             "must be at most 45000 frames per second: a frame must last at least 2 ticks of the 90 kHz RTP clock");
   if (v.payload_type != -1) c.range(p + ".payload_type", v.payload_type, limits::video_payload_type);
+  // A frame takes a whole period to arrive from an ST 2110-21 sender: a shorter timeout cuts
+  // every frame of a paced stream.
+  if (g.frame_timeout_us && v.rate_num && v.rate_den) {
+    const uint64_t period_us = (1'000'000ull * v.rate_den + v.rate_num - 1) / v.rate_num;
+    if (g.frame_timeout_us < period_us)
+      c.error(path + ".frame_timeout_us", std::to_string(g.frame_timeout_us),
+              "must be at least one frame period (" + std::to_string(period_us) + " us at " + exactframerate_text(v) +
+                  "): a paced sender spreads a frame over its whole period; leave it out for two periods");
+  }
 
   // The pipeline unpacks into planes in GPU memory, with the kernel's formats only.
   if (v.unpack != VideoUnpack::none) {

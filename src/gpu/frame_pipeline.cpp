@@ -34,7 +34,7 @@ TrackerConfig tracker_config(const ReorderConfig& c) {
   t.frame_buffers = c.frame_buffers;
   t.seq_bits = c.mode == ReorderMode::immediate ? 32 : c.seq_bits;  // immediates are 32 bits
   t.arrival_order = c.mode == ReorderMode::arrival;
-  t.timeout_ns = uint64_t{c.frame_timeout_us} * 1000;
+  t.timeout_ns = uint64_t{c.frame_timeout_us ? c.frame_timeout_us : kFrameTimeoutUs} * 1000;
   return t;
 }
 

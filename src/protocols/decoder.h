@@ -110,5 +110,8 @@ uint32_t granule_of(const ReorderConfig& cfg) noexcept;
 // packets_per_frame x payload_size, for vita49 samples_per_frame x sample_bytes, for roce
 // the largest queue_pairs[].slot_size when 0).
 uint64_t frame_bytes_of(const ReorderConfig& cfg) noexcept;
+// cfg.frame_timeout_us in ns, or when 0 (auto) kFrameTimeoutUs, in mode rtp_video two frame
+// periods of video.exactframerate.
+uint64_t frame_timeout_ns_of(const ReorderConfig& cfg) noexcept;
 
 }  // namespace netdaq::protocols

@@ -36,4 +36,11 @@ uint64_t frame_bytes_of(const ReorderConfig& cfg) noexcept {
   return uint64_t{cfg.packets_per_frame} * cfg.payload_size;
 }
 
+uint64_t frame_timeout_ns_of(const ReorderConfig& cfg) noexcept {
+  if (cfg.frame_timeout_us) return uint64_t{cfg.frame_timeout_us} * 1000;
+  if (cfg.mode == ReorderMode::rtp_video && cfg.video.rate_num)
+    return 2 * (1'000'000'000ull * cfg.video.rate_den + cfg.video.rate_num - 1) / cfg.video.rate_num;
+  return uint64_t{kFrameTimeoutUs} * 1000;
+}
+
 }  // namespace netdaq::protocols

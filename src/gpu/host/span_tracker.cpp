@@ -58,7 +58,7 @@ SpanTrackerConfig span_tracker_config(const ReorderConfig& cfg) {
   t.max_open_frames = cfg.max_open_frames;
   t.frame_buffers = cfg.frame_buffers;
   t.max_streams = cfg.max_streams;
-  t.timeout_ns = uint64_t{cfg.frame_timeout_us} * 1000;
+  t.timeout_ns = protocols::frame_timeout_ns_of(cfg);
   t.wait_for_marker = cfg.mode == ReorderMode::roce && cfg.roce.metadata_bytes > 0;
   return t;
 }
