@@ -149,7 +149,7 @@ if [ "$what" != bench ]; then
   # NETDAQ_REQUIRE_GPU=1: a missing GPU, torch or cupy fails; any skip fails the check.
   PYTHONPATH=$PWD/build-gpu/python NETDAQ_SOURCE_DIR=$PWD NETDAQ_CLI=$PWD/build-gpu/tools/netdaq/netdaq \
     python3 -m pytest -v -rs -p no:cacheprovider tests/python/test_gpu.py tests/python/test_loopback.py \
-    tests/python/test_config.py > "$out/logs/python_tests.log" 2>&1 || rc=1
+    tests/python/test_config.py tests/python/test_st2110_video.py > "$out/logs/python_tests.log" 2>&1 || rc=1
   grep -E "PASSED|FAILED|SKIPPED|ERROR|passed|failed|^E " "$out/logs/python_tests.log" | head -60
   grep -qiE "[0-9]+ skipped" "$out/logs/python_tests.log" && { echo "FAILED: Python tests skipped"; rc=1; }
   PYTHONPATH=$PWD/build-gpu/python timeout 120 python3 examples/python/frames_to_torch.py examples/gpu-frames.yaml \
