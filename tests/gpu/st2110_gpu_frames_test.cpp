@@ -15,6 +15,7 @@
 #include "device_array.h"
 #include "gpu/host/video_unpack_reference.h"
 #include "gpu_test_util.h"
+#include "video_sent_packets.h"
 #include "netdaq/gpu.h"
 #include "netdaq/video_unpack.h"
 #include "protocols/rtp_video_format.h"
@@ -23,37 +24,10 @@
 namespace netdaq::gpu {
 namespace {
 
-constexpr uint32_t kPayloadAt = 42;  // a UDP payload's place in its buffer (Ethernet + IPv4 + UDP)
 constexpr uint32_t kFrames = 3;
 constexpr size_t kBurst = 256;
 
-// The sender's packets in mapped pinned memory (readable by the GPU in every staging).
-class SentPackets final : public ndqtest::HeapBursts {
- public:
-  SentPackets(sensors::VideoSender& tx, size_t count) : lens_(count) {
-    stride_ = (kPayloadAt + tx.max_packet_bytes() + 63) / 64 * 64;
-    ok_ = cudaHostAlloc(reinterpret_cast<void**>(&mem_), stride_ * count, cudaHostAllocMapped) == cudaSuccess;
-    for (size_t i = 0; ok_ && i < count; ++i)
-      lens_[i] = tx.next_packet({mem_ + i * stride_ + kPayloadAt, stride_ - kPayloadAt});
-  }
-  ~SentPackets() { cudaFreeHost(mem_); }
-  bool ok() const { return ok_; }
-  size_t size() const { return lens_.size(); }
-  uint32_t len(size_t i) const { return lens_[i]; }
-  RxBurst burst(size_t from, size_t n) {
-    return make(n, [&](size_t k, netdaq::detail::PacketFields& f) {
-      f.nseg = 1;
-      f.data[0] = mem_ + (from + k) * stride_ + kPayloadAt;
-      f.len[0] = f.cap[0] = lens_[from + k];
-    });
-  }
-
- private:
-  std::vector<uint32_t> lens_;
-  size_t stride_ = 0;
-  std::byte* mem_ = nullptr;
-  bool ok_ = false;
-};
+using SentPackets = ndqtest::VideoSentPackets;
 
 // The stream's work done, waiting 20 s at most (a stalled GPU fails instead of hanging).
 cudaError_t finished(cudaStream_t s) {

@@ -16,6 +16,7 @@
 #include "device_array.h"
 #include "gpu/host/video_unpack_reference.h"
 #include "gpu_test_util.h"
+#include "video_sent_packets.h"
 #include "netdaq/gpu.h"
 #include "netdaq/video_unpack.h"
 #include "protocols/rtp_video_format.h"
@@ -24,41 +25,10 @@
 namespace netdaq::gpu {
 namespace {
 
-constexpr uint32_t kPayloadAt = 42;  // a UDP payload's place in its buffer (Ethernet + IPv4 + UDP)
 constexpr uint32_t kFrames = 3;
 constexpr size_t kBurst = 256;
 
-// The sender's packets in mapped pinned memory (readable by the GPU in every staging).
-class SentPackets final : public ndqtest::HeapBursts {
- public:
-  SentPackets(sensors::VideoSender& tx, size_t count) : lens_(count) {
-    stride_ = (kPayloadAt + tx.max_packet_bytes() + 63) / 64 * 64;
-    ok_ = cudaHostAlloc(reinterpret_cast<void**>(&mem_), stride_ * count, cudaHostAllocMapped) == cudaSuccess;
-    for (size_t i = 0; ok_ && i < count; ++i)
-      lens_[i] = tx.next_packet({mem_ + i * stride_ + kPayloadAt, stride_ - kPayloadAt});
-  }
-  ~SentPackets() { cudaFreeHost(mem_); }
-  bool ok() const { return ok_; }
-  size_t size() const { return lens_.size(); }
-  uint32_t len(size_t i) const { return lens_[i]; }
-  // Packets [from, from + n) but those in [drop_from, drop_to).
-  RxBurst burst(size_t from, size_t n, size_t drop_from, size_t drop_to) {
-    std::vector<size_t> keep;
-    for (size_t i = from; i < from + n; ++i)
-      if (i < drop_from || i >= drop_to) keep.push_back(i);
-    return make(keep.size(), [&](size_t k, netdaq::detail::PacketFields& f) {
-      f.nseg = 1;
-      f.data[0] = mem_ + keep[k] * stride_ + kPayloadAt;
-      f.len[0] = f.cap[0] = lens_[keep[k]];
-    });
-  }
-
- private:
-  std::vector<uint32_t> lens_;
-  size_t stride_ = 0;
-  std::byte* mem_ = nullptr;
-  bool ok_ = false;
-};
+using SentPackets = ndqtest::VideoSentPackets;
 
 struct UnpackCase {
   const char* name;
