@@ -548,6 +548,11 @@ int run(const Options& o) {
                              &out) != 0)  // (ip netns exec mounts the namespace's own /sys)
       throw std::runtime_error("cannot turn on GRO and threaded NAPI on " + dev + ": " + out + "(--gro off runs without)");
   }
+  // A permanent neighbour entry for the receivers' address: while ARP resolves, the kernel
+  // queues only a few packets of a burst and drops the rest without telling the sender.
+  if (lab.exec_in(lab.b().ns, {"ip", "neigh", "replace", lab.a().ip4, "lladdr", lab.mac(lab.a()), "dev", lab.b().veth,
+                               "nud", "permanent"}) != 0)
+    throw std::runtime_error("cannot add a neighbour entry for " + lab.a().ip4);
   auto sender = lab.run_in(lab.b().ns, [&] { return std::make_unique<Sender>(lab.a().ip4); });
   bool checks_ok = true, targets_ok = true;
   std::ostringstream js;
@@ -608,6 +613,14 @@ int run(const Options& o) {
           std::this_thread::sleep_for(std::chrono::milliseconds(40));  // the kernel's delivery settles
           const Chunk d = l.rx->drain(c.sent, r == 0);
           if (c.sent != n || d.received != c.sent || d.drops) {
+            // Where the packets went: both veths' counters (drops, the NAPI ring) and the namespace's UDP ones.
+            std::string out, o;
+            lab.exec_in(lab.a().ns, {"ip", "-s", "-o", "link", "show", "dev", lab.a().veth}, &o), out += o;
+            lab.exec_in(lab.b().ns, {"ip", "-s", "-o", "link", "show", "dev", lab.b().veth}, &o), out += o;
+            lab.exec_in(lab.a().ns, {"cat", "/proc/net/snmp"}, &o), out += o;
+            std::printf("%s %s round %u chunk at %u: sent %llu of %u, received %llu, drops %llu, refused %llu\n%s", f.name.c_str(),
+                        l.name.c_str(), r, from, (unsigned long long)c.sent, n, (unsigned long long)d.received,
+                        (unsigned long long)d.drops, (unsigned long long)c.refused, out.c_str());
             l.res.error += "round " + std::to_string(r) + ": sent " + std::to_string(c.sent) + " of " + std::to_string(n) +
                            ", received " + std::to_string(d.received) + ", drops " + std::to_string(d.drops) + "; ";
             checks_ok = false;
@@ -641,6 +654,7 @@ int run(const Options& o) {
       const int idx = l.name == "n" ? 0 : l.name == "x" ? 1 : l.name == "g" ? 2 : l.name == "r" ? 3 : 4;
       std::printf("%-8s %-38s %10.1f %12.1f %14.3f %12.2f%s\n", f.name.c_str(), kLabel[idx], ns, ns * ppf / 1e3, cap / 1e6,
                   cap / stream_pps, l.res.error.empty() ? "" : "  (check failed)");
+      if (!l.res.error.empty()) std::printf("         (%s): %s\n", l.name.c_str(), l.res.error.c_str());
       js << (first ? "" : ",") << "{\"receiver\":\"" << l.name << "\",\"label\":\"" << kLabel[idx] << "\",\"ns_per_packet\":" << ns
          << ",\"us_per_frame\":" << ns * ppf / 1e3 << ",\"capacity_pps\":" << cap << ",\"streams_per_core\":" << cap / stream_pps
          << ",\"rounds_ns_per_packet\":[";
