@@ -5,6 +5,12 @@
 
 namespace ndqtest {
 
+bool have_gst_elements() {
+  for (const char* e : {"videotestsrc", "rtpvrawpay", "rtpstreampay", "udpsink", "tee", "filesink"})
+    if (run_command({"gst-inspect-1.0", "--exists", e}) != 0) return false;
+  return true;
+}
+
 namespace {
 
 uint32_t be(const Bytes& b, size_t at, size_t n) {

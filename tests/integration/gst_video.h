@@ -125,6 +125,17 @@ std::vector<ExpectedFrame> expected_frames(const GstVideoFormat& f, uint32_t wid
                                            const std::vector<RtpVideoPacket>& sent, const std::vector<bool>& arrived,
                                            const std::vector<Bytes>& raw);
 
+// True when the GStreamer elements the st2110 tests use are installed (gst-inspect-1.0).
+bool have_gst_elements();
+
+// Fails (CI=true) or skips a test without gst-launch-1.0 and those elements.
+#define NDQ_REQUIRE_GST()                                                 \
+  do {                                                                    \
+    NDQ_REQUIRE_TOOL("gst-launch-1.0", "gstreamer1.0-tools");             \
+    NDQ_REQUIRE(::ndqtest::have_gst_elements(),                           \
+                "GStreamer elements missing (apt-get install gstreamer1.0-plugins-base gstreamer1.0-plugins-good)"); \
+  } while (0)
+
 // The numbers of the lines where a and b differ (at most `max`), for failure messages.
 std::string differing_lines(const Bytes& a, const Bytes& b, uint64_t line_bytes, size_t max = 8);
 

@@ -41,18 +41,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-#define NDQ_REQUIRE_GST()                                                 \
-  do {                                                                    \
-    NDQ_REQUIRE_TOOL("gst-launch-1.0", "gstreamer1.0-tools");             \
-    NDQ_REQUIRE(have_gst_elements(), "GStreamer elements missing (apt-get install gstreamer1.0-plugins-base gstreamer1.0-plugins-good)"); \
-  } while (0)
-
-bool have_gst_elements() {
-  for (const char* e : {"videotestsrc", "rtpvrawpay", "rtpstreampay", "udpsink", "tee", "filesink"})
-    if (run_command({"gst-inspect-1.0", "--exists", e}) != 0) return false;
-  return true;
-}
-
 uint64_t now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -25,12 +25,6 @@ namespace {
 
 constexpr uint32_t kWidth = 640, kHeight = 480, kFrames = 8;
 
-bool have_gst_elements() {
-  for (const char* e : {"videotestsrc", "rtpvrawpay", "rtpstreampay", "udpsink", "tee", "filesink"})
-    if (run_command({"gst-inspect-1.0", "--exists", e}) != 0) return false;
-  return true;
-}
-
 uint64_t now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -163,8 +157,7 @@ void check_gstreamer_record(const Got& g) {
 }
 
 TEST(St2110GstInterlaced, st2110_InterlacedFrameRowsFramesEqualGstreamers) {
-  NDQ_REQUIRE_TOOL("gst-launch-1.0", "gstreamer1.0-tools");
-  NDQ_REQUIRE(have_gst_elements(), "GStreamer elements missing (apt-get install gstreamer1.0-plugins-base gstreamer1.0-plugins-good)");
+  NDQ_REQUIRE_GST();
   const uint16_t port = free_port(SOCK_DGRAM);
   const Config cfg = Config::parse(socket_yaml(port, "frame"), "st2110_interlaced.yaml");
   ASSERT_EQ(cfg.interfaces[0].rx.reorder[0].video.rows, VideoRows::frame);
@@ -186,8 +179,7 @@ TEST(St2110GstInterlaced, st2110_InterlacedFrameRowsFramesEqualGstreamers) {
 }
 
 TEST(St2110GstInterlaced, st2110_InterlacedGstreamerRowsIntoFieldRowsReceiverAreRefused) {
-  NDQ_REQUIRE_TOOL("gst-launch-1.0", "gstreamer1.0-tools");
-  NDQ_REQUIRE(have_gst_elements(), "GStreamer elements missing (apt-get install gstreamer1.0-plugins-base gstreamer1.0-plugins-good)");
+  NDQ_REQUIRE_GST();
   const uint16_t port = free_port(SOCK_DGRAM);
   const Config cfg = Config::parse(socket_yaml(port, "field"), "st2110_interlaced.yaml");
   const Got got = receive(cfg, gst_options(port));
