@@ -95,6 +95,11 @@ class VideoSender {
   uint64_t frames_done() const noexcept { return frame_; }     // video frames whose last packet was filled
   uint64_t fields_done() const noexcept { return field_index_; }  // RTP frames (fields) done
   uint32_t packet_in_field() const noexcept { return packet_; }
+  // Packets of the current video frame not filled yet (a sender reading frames from GPU memory
+  // ends its bursts there, so that no packet of the next frame is read before it is in place).
+  uint32_t packets_left_in_frame() const noexcept {
+    return (fields() - 1 - field_) * packets_per_field() + (packets_per_field() - packet_);
+  }
   const VideoSenderConfig& config() const noexcept { return c_; }
 
  private:

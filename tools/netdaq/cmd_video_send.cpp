@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "errors.h"
+#include "netdaq/device_frames.h"
 #include "idle_backoff.h"
 #include "netdaq/netdaq.h"
 #include "signals.h"
@@ -45,6 +46,7 @@ struct VideoSendOptions {
   bool interlaced = false, json = false;
   uint32_t lead_us = 2000;  // the first frame's period starts this long after setup
   uint32_t burst = 1;       // gapped: packets of a frame sent together at the last one's time
+  int from_gpu = -1;        // >= 0: the frames live in this GPU's memory and are read from there
 };
 
 [[noreturn]] void fail(const std::string& m) { throw Error(Errc::invalid_config, m); }
@@ -161,6 +163,8 @@ const InterfaceConfig* first_tx_interface(const Config& cfg) {
 
 struct Sent {
   uint64_t frames = 0, packets = 0, bytes = 0, bursts = 0, multi_packet_bursts = 0;
+  int from_gpu = -1;
+  uint64_t gpu_frame_waits = 0;  // --from-gpu: frames the sender waited for (read slower than sent)
   double seconds = 0;
   LatenessStats late;
 };
@@ -212,6 +216,7 @@ int report(const VideoSendOptions& o, const sensors::VideoSender& s, const std::
                      {"queue_packets", st.packets},
                      {"queue_drops", drops},
                      {"mode", st.mode}};
+    if (r.from_gpu >= 0) j["from_gpu"] = {{"gpu", r.from_gpu}, {"frame_waits", r.gpu_frame_waits}};
     std::printf("%s\n", j.dump(1).c_str());
   } else {
     std::printf("netdaq video-send: %llu frames (%ux%u%s %s %u-bit @ %u/%u, %u packets each) = %llu packets, %llu "
@@ -224,6 +229,9 @@ int report(const VideoSendOptions& o, const sensors::VideoSender& s, const std::
                 o.pacing.c_str(), t.t_frame_ns / 1e3, t.tro_ns / 1e3, t.t_drain_ns / 1e3, t.r_active, t.cmax(),
                 r.late.mean_ns() / 1e3, r.late.quantile_bound_ns(0.99) / 1e3, r.late.max_ns() / 1e3,
                 (unsigned long long)r.bursts, (unsigned long long)r.multi_packet_bursts);
+    if (r.from_gpu >= 0)
+      std::printf("  frames read from GPU %d's memory: waited for %llu of them\n", r.from_gpu,
+                  (unsigned long long)r.gpu_frame_waits);
     std::printf("  queue (engine %s): %llu sent, %llu dropped (%s)\n", engine.c_str(), (unsigned long long)st.packets,
                 (unsigned long long)drops, st.mode.c_str());
   }
@@ -285,6 +293,23 @@ int video_send(const VideoSendOptions& o) {
                   err))
     return kExitError;
 
+  // --from-gpu: the frames move into GPU memory (as an application's rendered or processed frames
+  // would be there) and each is read back into one of two pinned slots while the one before is
+  // sent; the sender sees the slots as its two frames.
+  std::unique_ptr<gpu::DeviceCopy> on_gpu;
+  std::unique_ptr<gpu::DeviceFrameReader> reader;
+  if (o.from_gpu >= 0 && !setup_step([&] {
+        const auto frames_bytes = file ? file->bytes() : std::span<const std::byte>(pattern);
+        on_gpu = std::make_unique<gpu::DeviceCopy>(frames_bytes, o.from_gpu);
+        pattern = {};
+        reader = std::make_unique<gpu::DeviceFrameReader>(on_gpu->data(), sender->frame_bytes(),
+                                                          frames_bytes.size() / sender->frame_bytes(), o.from_gpu);
+        file.reset();
+        sender->set_frames(reader->slots());
+      },
+                                       err))
+    return kExitError;
+
   Config cfg;
   const uint32_t buf = sender->max_packet_bytes() <= 2048 ? 2048 : 9216;
   if (o.config.empty()) {
@@ -339,6 +364,7 @@ int video_send(const VideoSendOptions& o) {
   const uint32_t per_field = sender->packets_per_field();
   const uint32_t burst = o.burst;
   IdleBackoff idle;
+  uint64_t begun = ~uint64_t{0};     // --from-gpu: the frame begin_frame was called for
   std::array<uint64_t, 1024> due{};  // departure times of a burst's packets
   const uint64_t t0 = mono_ns();
   uint64_t progress = t0;  // the last time a buffer was allocated
@@ -346,6 +372,14 @@ int video_send(const VideoSendOptions& o) {
   constexpr uint64_t kSpinNs = 60'000;  // sleep until 60 us before a departure, then spin
   while (r.packets < total && !stop_requested()) {
     size_t n = std::min<uint64_t>(batch, total - r.packets);
+    if (reader) {  // a burst ends with its frame: the next frame's bytes are read first
+      if (sender->packet_in_field() == 0 && sender->fields_done() % sender->fields() == 0 &&
+          begun != sender->frames_done()) {
+        begun = sender->frames_done();
+        if (!setup_step([&] { reader->begin_frame(begun); }, err)) return kExitError;
+      }
+      n = std::min<size_t>(n, sender->packets_left_in_frame());
+    }
     uint64_t now = 0;
     if (o.pacing == "gapped") {
       // Wait for the departure of the last packet of the next group (--burst: 1 = each packet
@@ -403,6 +437,7 @@ int video_send(const VideoSendOptions& o) {
   }
   r.seconds = double(mono_ns() - t0) / 1e9;
   r.frames = r.packets / sender->packets_per_frame();
+  if (reader) r.from_gpu = o.from_gpu, r.gpu_frame_waits = reader->waits();
   const QueueStats st = q->stats();
   return report(o, *sender, engine, dest, r, st, frames);
 }
@@ -431,6 +466,9 @@ void add_video_send_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--first-timestamp", o->first_timestamp, "RTP timestamp of the first frame (default 0)");
   cmd->add_option("--file", o->file, "Raw frames to send (line_bytes x height each, RFC 4175 pgroups), looped");
   cmd->add_option("--pattern-frames", o->pattern_frames, "Test-pattern frames rendered before sending, looped (default 8; at most 256 MiB of them)");
+  cmd->add_option("--from-gpu", o->from_gpu,
+                  "Keep the frames (pattern or --file) in this GPU's memory and read each from there while the one "
+                  "before is sent (two pinned host slots)");
   cmd->add_option("--pacing", o->pacing,
                   "gapped: ST 2110-21 narrow gapped schedule (default); linear: the queue's pacer at N_pkts per "
                   "T_FRAME (ST 2110-21 linear, no vertical gap); none: as fast as the engine takes them")
