@@ -11,6 +11,7 @@
 #include "netdaq/sensor_pattern.h"
 #include "netdaq/status.h"
 #include "protocols/roce.h"
+#include "sensors/fill_burst.h"
 
 namespace netdaq::sensors {
 
@@ -116,16 +117,7 @@ uint32_t RoceSensor::max_packet_bytes() const noexcept {
   return roce::frame_bytes(roce::Opcode::uc_write_only_imm, std::min(c_.mtu, c_.frame_bytes));
 }
 
-size_t RoceSensor::fill(TxBurst& burst) noexcept {
-  size_t n = 0;
-  for (Packet& p : burst) {
-    const uint32_t len = next_packet(p.buffer());
-    if (len == 0) break;
-    p.set_size(len);
-    ++n;
-  }
-  return n;
-}
+size_t RoceSensor::fill(TxBurst& burst) noexcept { return fill_burst(*this, burst); }
 
 uint32_t RoceSensor::next_packet(std::span<std::byte> out) noexcept {
   const uint32_t m = c_.mtu;

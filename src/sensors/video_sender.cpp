@@ -7,6 +7,7 @@
 
 #include "netdaq/status.h"
 #include "protocols/rtp_video_format.h"
+#include "sensors/fill_burst.h"
 
 namespace netdaq::sensors {
 
@@ -220,16 +221,7 @@ uint32_t VideoSender::timestamp_of(uint64_t k) const noexcept {
   return c_.first_timestamp + static_cast<uint32_t>(mul_div(k, ticks_num_, ticks_den_));
 }
 
-size_t VideoSender::fill(TxBurst& burst) noexcept {
-  size_t n = 0;
-  for (Packet& p : burst) {
-    const uint32_t len = next_packet(p.buffer());
-    if (len == 0) break;
-    p.set_size(len);
-    ++n;
-  }
-  return n;
-}
+size_t VideoSender::fill(TxBurst& burst) noexcept { return fill_burst(*this, burst); }
 
 uint32_t VideoSender::next_packet(std::span<std::byte> out) noexcept {
   if (frame_count_ == 0) return 0;
