@@ -218,7 +218,7 @@ void VideoSender::set_frames(std::span<const std::byte> frames) {
 
 uint32_t VideoSender::timestamp_of(uint64_t k) const noexcept {
   // k x 90 kHz x den / (num x fields), from the start: 59.94 alternates 1501 and 1502 ticks.
-  return c_.first_timestamp + static_cast<uint32_t>(mul_div(k, ticks_num_, ticks_den_));
+  return c_.first_timestamp + static_cast<uint32_t>(mul_div(c_.epoch_frame + k, ticks_num_, ticks_den_));
 }
 
 size_t VideoSender::fill(TxBurst& burst) noexcept { return fill_burst(*this, burst); }

@@ -28,7 +28,11 @@ struct VideoSenderConfig {
   uint32_t payload_size = 1200;    // pixel bytes per packet at most (rounded down to whole pgroups)
   uint32_t ssrc = 0x2110'0001;
   uint32_t first_sequence = 0;     // 32-bit extended sequence number of the first packet
-  uint32_t first_timestamp = 0;    // RTP timestamp of frame 0
+  uint32_t first_timestamp = 0;    // RTP timestamp of frame 0 (plus epoch_frame's)
+  // RTP frames (fields) from the media clock's epoch to frame 0: ST 2110-10 senders count RTP
+  // time from the SMPTE epoch (1970-01-01 TAI), so frame k's timestamp is the 90 kHz clock at
+  // its period's start, (epoch_frame + k) x ticks per frame, modulo 2^32 (video-send --epoch tai).
+  uint64_t epoch_frame = 0;
 };
 
 // ST 2110-21 narrow gapped sender timing (type N), per RTP frame (a field when interlaced):
@@ -89,6 +93,9 @@ class VideoSender {
   uint32_t payload_type() const noexcept { return pt_; }
   // RTP timestamp of RTP frame (field) index k, counted from the first.
   uint32_t timestamp_of(uint64_t k) const noexcept;
+  // Sets the config's epoch_frame before the first packet (the sender learns the clock's time
+  // only after its setup).
+  void set_epoch_frame(uint64_t k) noexcept { c_.epoch_frame = k; }
   St2110Timing timing() const noexcept { return st2110_narrow_timing(c_.video, packets_per_field()); }
 
   uint64_t packets() const noexcept { return packets_; }

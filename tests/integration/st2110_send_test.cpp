@@ -367,7 +367,8 @@ PacingFigures measure(const std::vector<Arrival>& a, double t_drain_ns /* the ex
 
 // netdaq sends 640x480p60 10-bit (640 packets a frame, T_DRAIN 25 us) to a timestamping socket.
 PacingFigures paced_run(const std::string& pacing, uint64_t frames, double* t_drain_ns, double* t_frame_ns,
-                        uint32_t* per_frame, const std::vector<std::string>& more = {}) {
+                        uint32_t* per_frame, const std::vector<std::string>& more = {},
+                        std::vector<Arrival>* arrivals = nullptr) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   EXPECT_GE(fd, 0);
   int on = 1, rcvbuf = 32 << 20;
@@ -408,6 +409,7 @@ PacingFigures paced_run(const std::string& pacing, uint64_t frames, double* t_dr
   EXPECT_EQ(got.size(), count) << "packets lost on loopback\n" << out;
   const double gap_ns = pacing == "linear" ? t.t_frame_ns / s.packets_per_frame() : t.t_drain_ns;
   PacingFigures f = measure(got, gap_ns);
+  if (arrivals) *arrivals = got;
   std::printf("pacing %s: %zu packets, %zu whole frames; median span %.1f us (expected (N-1) x T_DRAIN = %.1f us), "
               "median in-frame gap %.2f us (expected %.2f us), %.0f%% of gaps within it +-50%%, median frame period "
               "%.1f us (T_FRAME %.1f us), median gap between frames %.1f us\n%s",
@@ -468,6 +470,67 @@ TEST(st2110Pacing, LinearByTheQueuePacer) {
   EXPECT_NEAR(f.median_span_us, (n - 1) * gap, 0.10 * (n - 1) * gap);
   EXPECT_NEAR(f.median_gap_us, gap, 0.25 * gap);
   EXPECT_LT(f.median_vgap_us, 3 * gap) << "no vertical gap";
+}
+
+namespace {
+
+// Per whole frame of an --epoch run: how far its first packet arrived from its TAI-aligned
+// departure (k x T_FRAME + TRO since 1970-01-01 TAI, k the nearest period), and whether its RTP
+// timestamp is the 90 kHz TAI clock at that period's start (60 frames/s: k x 1500).
+struct EpochCheck {
+  size_t frames = 0, timestamps_equal = 0;
+  double median_abs_offset_us = 0;
+};
+
+EpochCheck check_tai_epoch(const std::vector<Arrival>& a, double tro_ns) {
+  timespec r{}, t{};
+  clock_gettime(CLOCK_REALTIME, &r);
+  clock_gettime(CLOCK_TAI, &t);
+  const int64_t tai_minus_rt = (int64_t(t.tv_sec) - r.tv_sec) * 1'000'000'000 + (t.tv_nsec - r.tv_nsec);
+  constexpr uint64_t kPeriodNum = 1'000'000'000, kPeriodDen = 60;  // T_FRAME of 60 frames/s, ns
+  EpochCheck c;
+  std::vector<double> offsets;
+  for (size_t i = 1; i < a.size(); ++i) {
+    if (a[i].ts == a[i - 1].ts) continue;  // first packet of a frame (the run's first frame left out)
+    const uint64_t tai = a[i].rx_ns + tai_minus_rt - static_cast<uint64_t>(tro_ns);
+    __extension__ using U128 = unsigned __int128;  // ns x 60 exceeds 64 bits
+    const uint64_t k = static_cast<uint64_t>((U128(tai) * kPeriodDen + kPeriodNum / 2) / kPeriodNum);  // nearest period
+    const uint64_t start = static_cast<uint64_t>(U128(k) * kPeriodNum / kPeriodDen);
+    offsets.push_back(std::fabs(double(int64_t(tai - start))) / 1e3);
+    c.timestamps_equal += a[i].ts == static_cast<uint32_t>(k * 1500);
+    ++c.frames;
+  }
+  c.median_abs_offset_us = median(offsets);
+  return c;
+}
+
+}  // namespace
+
+TEST(st2110Pacing, TaiEpochAlignsPeriodsAndTimestamps) {
+  // --epoch tai (ST 2110-10): each frame's first packet leaves TRO after a period boundary counted
+  // from 1970-01-01 TAI, and its RTP timestamp is the 90 kHz TAI clock there, so a receiver on
+  // the same (PTP) time knows each frame's capture instant. The control: the default epoch
+  // (now, timestamps from 0) fails the same check, or it could not fail.
+  double drain = 0, frame = 0;
+  uint32_t n = 0;
+  std::vector<Arrival> got;
+  paced_run("gapped", 20, &drain, &frame, &n, {"--epoch", "tai"}, &got);
+  netdaq::sensors::VideoSenderConfig c;
+  c.video.width = 640;
+  c.video.height = 480;
+  c.video.rate_num = 60;
+  const double tro = netdaq::sensors::VideoSender(c).timing().tro_ns;
+  const EpochCheck tai = check_tai_epoch(got, tro);
+  ASSERT_GE(tai.frames, 15u);
+  EXPECT_EQ(tai.timestamps_equal, tai.frames) << "every frame's RTP timestamp is the TAI media clock at its period";
+  EXPECT_LT(tai.median_abs_offset_us, 200) << "frames leave at their TAI period + TRO (a period is 16,667 us)";
+  paced_run("gapped", 20, &drain, &frame, &n, {"--epoch", "now"}, &got);
+  const EpochCheck now = check_tai_epoch(got, tro);
+  EXPECT_EQ(now.timestamps_equal, 0u);
+  std::printf("epoch tai: %zu frames, %zu timestamps on the TAI clock, median |offset| %.1f us; epoch now: %zu of %zu, "
+              "median |offset| %.1f us\n",
+              tai.frames, tai.timestamps_equal, tai.median_abs_offset_us, now.timestamps_equal, now.frames,
+              now.median_abs_offset_us);
 }
 
 TEST(st2110Pacing, UnpacedStreamFailsTheBounds) {

@@ -106,7 +106,9 @@ TEST(st2110_video_rows, SenderWritesEitherNumberingAndTheDecoderRebuildsTheFrame
     uint32_t max_row = 0;
     for (size_t i = 0; i < seen.size(); i += 2) {
       max_row = std::max(max_row, seen[i]);
-      if (rows == VideoRows::frame) EXPECT_EQ(seen[i] % 2, seen[i + 1]) << "frame rows carry their field's parity";
+      if (rows == VideoRows::frame) {
+        EXPECT_EQ(seen[i] % 2, seen[i + 1]) << "frame rows carry their field's parity";
+      }
     }
     EXPECT_EQ(max_row, rows == VideoRows::frame ? 19u : 9u);
     // The other numbering's receiver refuses or misplaces: the setting matters.

@@ -186,6 +186,22 @@ TEST(st2110VideoSender, Timestamps5994ExactAnd60) {
   }
 }
 
+TEST(st2110VideoSender, TimestampsCountFromTheEpochFrame) {
+  // ST 2110-10: RTP time is the 90 kHz clock since 1970-01-01 TAI, so frame k of a sender whose
+  // frame 0 is the epoch's frame K carries floor((K + k) x ticks) mod 2^32: exact at 59.94 (1501.5
+  // ticks) for any K, odd ones included, where adding K's timestamp to k's would be off by one.
+  const uint64_t big = 107'748'461'095ull;  // 2026's frames since 1970 at 60 (odd)
+  auto c = config(16, 2, 10, 1200, false, 60000, 1001);
+  c.epoch_frame = big;
+  VideoSender s(c);
+  __extension__ using U128 = unsigned __int128;
+  for (uint64_t k : {0ull, 1ull, 2ull, 7ull, 1'000'000ull})
+    EXPECT_EQ(s.timestamp_of(k), static_cast<uint32_t>(U128(big + k) * 3003 / 2)) << k;
+  VideoSender late(config(16, 2, 10, 1200, false, 60, 1));
+  late.set_epoch_frame(big);
+  EXPECT_EQ(late.timestamp_of(3), static_cast<uint32_t>((big + 3) * 1500));
+}
+
 TEST(st2110VideoSender, ExtendedSequenceNumberAcrossTheWrap) {
   auto c = config(16, 4, 8, 32);  // one line a packet
   c.first_sequence = 0x0001FFFE;

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,7 @@ struct VideoSendOptions {
   uint32_t ssrc = 0x21100001, first_timestamp = 0;
   bool interlaced = false, json = false;
   uint32_t lead_us = 2000;  // the first frame's period starts this long after setup
+  std::string epoch = "now";  // tai: frame periods and RTP time counted from the SMPTE epoch (ST 2110-10)
   uint32_t burst = 1;       // gapped: packets of a frame sent together at the last one's time
   int from_gpu = -1;        // >= 0: the frames live in this GPU's memory and are read from there
 };
@@ -165,6 +167,7 @@ struct Sent {
   uint64_t frames = 0, packets = 0, bytes = 0, bursts = 0, multi_packet_bursts = 0;
   int from_gpu = -1;
   uint64_t gpu_frame_waits = 0;  // --from-gpu: frames the sender waited for (read slower than sent)
+  std::optional<TaiStart> tai;   // --epoch tai
   double seconds = 0;
   LatenessStats late;
 };
@@ -216,6 +219,11 @@ int report(const VideoSendOptions& o, const sensors::VideoSender& s, const std::
                      {"queue_packets", st.packets},
                      {"queue_drops", drops},
                      {"mode", st.mode}};
+    if (r.tai)
+      j["epoch"] = {{"clock", "tai"},
+                    {"first_frame", r.tai->epoch_frame},
+                    {"first_timestamp", s.timestamp_of(0)},
+                    {"tai_minus_utc_s", r.tai->tai_minus_utc_s}};
     if (r.from_gpu >= 0) j["from_gpu"] = {{"gpu", r.from_gpu}, {"frame_waits", r.gpu_frame_waits}};
     std::printf("%s\n", j.dump(1).c_str());
   } else {
@@ -229,6 +237,11 @@ int report(const VideoSendOptions& o, const sensors::VideoSender& s, const std::
                 o.pacing.c_str(), t.t_frame_ns / 1e3, t.tro_ns / 1e3, t.t_drain_ns / 1e3, t.r_active, t.cmax(),
                 r.late.mean_ns() / 1e3, r.late.quantile_bound_ns(0.99) / 1e3, r.late.max_ns() / 1e3,
                 (unsigned long long)r.bursts, (unsigned long long)r.multi_packet_bursts);
+    if (r.tai)
+      std::printf("  epoch tai: frame 0 is RTP frame %llu since 1970-01-01 TAI, timestamp %u; CLOCK_TAI - UTC = %lld s%s\n",
+                  (unsigned long long)r.tai->epoch_frame, s.timestamp_of(0), (long long)r.tai->tai_minus_utc_s,
+                  r.tai->tai_minus_utc_s == 0 ? " (the kernel's TAI offset is not set: ptp4l/phc2sys or chrony set it)"
+                                               : "");
     if (r.from_gpu >= 0)
       std::printf("  frames read from GPU %d's memory: waited for %llu of them\n", r.from_gpu,
                   (unsigned long long)r.gpu_frame_waits);
@@ -368,7 +381,13 @@ int video_send(const VideoSendOptions& o) {
   std::array<uint64_t, 1024> due{};  // departure times of a burst's packets
   const uint64_t t0 = mono_ns();
   uint64_t progress = t0;  // the last time a buffer was allocated
-  const uint64_t epoch = t0 + uint64_t{o.lead_us} * 1000;  // frame 0's period starts here
+  uint64_t epoch = t0 + uint64_t{o.lead_us} * 1000;  // frame 0's period starts here
+  if (o.epoch == "tai") {
+    const TaiStart at = tai_aligned_start(t, sender->fields(), uint64_t{o.lead_us} * 1000);
+    sender->set_epoch_frame(at.epoch_frame);
+    epoch = at.mono_ns - t.frame_start_ns(0);
+    r.tai = at;
+  }
   constexpr uint64_t kSpinNs = 60'000;  // sleep until 60 us before a departure, then spin
   while (r.packets < total && !stop_requested()) {
     size_t n = std::min<uint64_t>(batch, total - r.packets);
@@ -477,6 +496,11 @@ void add_video_send_command(CLI::App& app, int* exit_code) {
                   "gapped: send packets in groups of this many at the departure of the group's last (default 1; "
                   "at most CMAX keeps ST 2110-21's narrow bound)")
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--epoch", o->epoch,
+                  "now: frame 0's period starts --lead-us after setup, RTP time from --first-timestamp (default); "
+                  "tai: periods and RTP time counted from the SMPTE epoch on CLOCK_TAI (ST 2110-10: receivers "
+                  "locked to the same PTP time see frames where they expect them)")
+      ->check(CLI::IsMember({"now", "tai"}));
   cmd->add_option("--lead-us", o->lead_us, "Microseconds from setup to frame 0's period (default 2000)");
   cmd->add_flag("--json", o->json, "Print the result as JSON");
   cmd->footer("Exit status: 0 ok, 1 config or setup error, 2 fewer frames sent than asked or packets dropped.");

@@ -10,6 +10,8 @@
 #include <array>
 #include <cstdint>
 
+#include "video_sender.h"
+
 namespace netdaq::cli {
 
 // CLOCK_MONOTONIC in ns (payload_clock_ns's clock, the one clock_nanosleep takes).
@@ -17,6 +19,36 @@ inline uint64_t mono_ns() noexcept {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+}
+
+inline uint64_t clock_ns(clockid_t id) noexcept {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+}
+
+// video-send --epoch tai: ST 2110-10 counts frame periods and RTP time from the SMPTE epoch
+// (1970-01-01 00:00:00 TAI), read here on CLOCK_TAI (what ptp4l + phc2sys, or chrony, keep in
+// step with PTP; without them it is the system clock plus the kernel's TAI offset).
+struct TaiStart {
+  uint64_t epoch_frame = 0;        // RTP frame (field) index of the first frame since the epoch
+  uint64_t mono_ns = 0;            // where its period starts on CLOCK_MONOTONIC
+  int64_t tai_minus_utc_s = 0;     // CLOCK_TAI - CLOCK_REALTIME, whole seconds: 37 when the offset is set, else 0
+};
+
+// The first period at least lead_ns from now (a whole video frame: field 0 when interlaced).
+inline TaiStart tai_aligned_start(const sensors::St2110Timing& t, uint32_t fields, uint64_t lead_ns) noexcept {
+  const uint64_t m0 = mono_ns(), tai = clock_ns(CLOCK_TAI), m1 = mono_ns();
+  const uint64_t rt = clock_ns(CLOCK_REALTIME), tai2 = clock_ns(CLOCK_TAI);
+  __extension__ using U128 = unsigned __int128;
+  // k = ceil((tai + lead) / T): T = period_num / period_den ns exactly (59.94 included)
+  uint64_t k = static_cast<uint64_t>((U128(tai + lead_ns) * t.period_den + t.period_num - 1) / t.period_num);
+  if (fields == 2 && k % 2) ++k;
+  TaiStart s;
+  s.epoch_frame = k;
+  s.mono_ns = m0 + (m1 - m0) / 2 + (t.frame_start_ns(k) - tai);
+  s.tai_minus_utc_s = static_cast<int64_t>((int64_t(tai2 - rt) + 500'000'000) / 1'000'000'000);
+  return s;
 }
 
 // Returns at deadline_ns or just after: sleeps while more than spin_ns are left, spins the rest.
