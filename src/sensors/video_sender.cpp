@@ -68,7 +68,7 @@ constexpr Colour kBoxYcc = {{235, 128, 128}}, kBoxRgb = {{255, 255, 255}};
 uint64_t St2110Timing::frame_start_ns(uint64_t k) const noexcept { return mul_div(k, period_num, period_den); }
 
 uint64_t St2110Timing::departure_ns(uint64_t k, uint32_t packet) const noexcept {
-  return frame_start_ns(k) + static_cast<uint64_t>(std::llround(tro_ns + packet * t_drain_ns));
+  return frame_start_ns(k) + static_cast<uint64_t>(std::llround(tro_ns + (double(packet) - vrx_start) * t_drain_ns));
 }
 
 double St2110Timing::cmax() const noexcept {

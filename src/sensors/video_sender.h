@@ -42,7 +42,10 @@ struct VideoSenderConfig {
 //            below; interlaced 22 lines of 1125 (1080i), 20 of 525 (480i), 26 of 625 (576i),
 //            i.e. 2 x lines/total x T_FRAME(field);
 //   T_DRAIN  T_FRAME x R_ACTIVE / N_pkts: the spacing of the packets of a frame.
-// Packet p of frame k departs at epoch + k x T_FRAME + TRO + p x T_DRAIN.
+// Packet p of frame k departs at epoch + k x T_FRAME + TRO + (p - vrx_start) x T_DRAIN: a
+// receiver's virtual buffer (VRX) reads packet p at TRO + (p + 1) x T_DRAIN, so a sender that
+// starts vrx_start packets ahead keeps that many in it against its own and the path's jitter
+// (without it every packet arrives as it is read, and any delay underflows the buffer).
 struct St2110Timing {
   uint64_t period_num = 0, period_den = 1;  // T_FRAME = period_num / period_den ns, exactly
   double t_frame_ns = 0;
@@ -50,6 +53,8 @@ struct St2110Timing {
   double tro_ns = 0;
   double t_drain_ns = 0;
   uint32_t packets = 0;                     // N_pkts per frame (field)
+  uint32_t vrx_start = kVrxStart;           // packets sent ahead of the VRX read schedule
+  static constexpr uint32_t kVrxStart = 4;  // half the narrow VRX_FULL's least (8)
   // ns after the epoch of frame k's start (k x T_FRAME, exact for 59.94).
   uint64_t frame_start_ns(uint64_t k) const noexcept;
   uint64_t departure_ns(uint64_t k, uint32_t packet) const noexcept;

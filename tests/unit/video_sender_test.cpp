@@ -269,7 +269,9 @@ TEST(st2110VideoSender, NarrowGappedTiming) {
   EXPECT_DOUBLE_EQ(t.r_active, 1080.0 / 1125.0);
   EXPECT_NEAR(t.tro_ns, 43.0 / 1125.0 * 1e9 / 60, 1e-3);         // 637.04 us
   EXPECT_NEAR(t.t_drain_ns, 1e9 / 60 * 1080 / 1125 / 4320, 1e-6);  // 3.7037 us
-  EXPECT_EQ(t.departure_ns(0, 0), static_cast<uint64_t>(std::llround(t.tro_ns)));
+  EXPECT_EQ(t.vrx_start, 4u);  // the first packet leaves 4 x T_DRAIN before TRO
+  EXPECT_EQ(t.departure_ns(0, 4), static_cast<uint64_t>(std::llround(t.tro_ns)));
+  EXPECT_EQ(t.departure_ns(0, 0), static_cast<uint64_t>(std::llround(t.tro_ns - 4 * t.t_drain_ns)));
   // The last packet leaves TRO + (N-1) T_DRAIN after the frame starts, before the next frame.
   EXPECT_LT(t.departure_ns(0, 4319), t.frame_start_ns(1));
   EXPECT_NEAR(t.cmax(), 6.25, 1e-9);  // 4320 / (43200 x 0.96 x 1/60)

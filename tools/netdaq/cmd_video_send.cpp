@@ -48,6 +48,7 @@ struct VideoSendOptions {
   uint32_t lead_us = 2000;  // the first frame's period starts this long after setup
   std::string epoch = "now";  // tai: frame periods and RTP time counted from the SMPTE epoch (ST 2110-10)
   uint32_t burst = 1;       // gapped: packets of a frame sent together at the last one's time
+  uint32_t vrx_start = sensors::St2110Timing::kVrxStart;  // gapped: packets sent ahead of the VRX reads
   int from_gpu = -1;        // >= 0: the frames live in this GPU's memory and are read from there
 };
 
@@ -207,6 +208,7 @@ int report(const VideoSendOptions& o, const sensors::VideoSender& s, const std::
                      {"st2110_21", {{"t_frame_ns", t.t_frame_ns},
                                     {"tro_ns", t.tro_ns},
                                     {"t_drain_ns", t.t_drain_ns},
+                                    {"vrx_start", o.vrx_start},
                                     {"r_active", t.r_active},
                                     {"cmax", t.cmax()}}},
                      {"lateness", {{"packets", r.late.count()},
@@ -349,7 +351,8 @@ int video_send(const VideoSendOptions& o) {
   const std::string name = iface->name, engine = iface->engine;
   const uint16_t qid = iface->tx.queues.front().id;
   const size_t batch = std::clamp<uint32_t>(iface->tx.queues.front().batch_size, 1, 1024);
-  const sensors::St2110Timing t = sender->timing();
+  sensors::St2110Timing t = sender->timing();
+  t.vrx_start = o.vrx_start;
   std::string dest;
   for (auto& i : cfg.interfaces)
     if (i.name == name) {
@@ -501,6 +504,10 @@ void add_video_send_command(CLI::App& app, int* exit_code) {
                   "tai: periods and RTP time counted from the SMPTE epoch on CLOCK_TAI (ST 2110-10: receivers "
                   "locked to the same PTP time see frames where they expect them)")
       ->check(CLI::IsMember({"now", "tai"}));
+  cmd->add_option("--vrx-start", o->vrx_start,
+                  "gapped: packets each frame leaves ahead of the receiver's VRX read schedule (TRO + (p + 1) x "
+                  "T_DRAIN), headroom against the sender's and the path's jitter (default 4; narrow VRX_FULL >= 8)")
+      ->check(CLI::Range(0, 64));
   cmd->add_option("--lead-us", o->lead_us, "Microseconds from setup to frame 0's period (default 2000)");
   cmd->add_flag("--json", o->json, "Print the result as JSON");
   cmd->footer("Exit status: 0 ok, 1 config or setup error, 2 fewer frames sent than asked or packets dropped.");
