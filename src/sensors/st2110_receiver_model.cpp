@@ -106,6 +106,51 @@ std::vector<St2110FrameCheck> check_st2110_arrivals(std::span<const St2110Arriva
   return out;
 }
 
+namespace {
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+}  // namespace
+
+St2110Gaps st2110_gaps(std::span<const St2110Arrival> a, double expected_gap_ns) {
+  St2110Gaps g;
+  std::vector<double> spans, gaps, periods, vgaps;
+  size_t begin = 0, near = 0;
+  uint64_t prev_first = 0, prev_last = 0;
+  bool have_prev = false;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    if (i < a.size() && a[i].rtp_timestamp == a[begin].rtp_timestamp) continue;
+    const uint64_t first = a[begin].tai_ns, last = a[i - 1].tai_ns;
+    if (begin > 0 && i < a.size()) {  // a whole frame between two others
+      spans.push_back(double(last - first));
+      for (size_t k = begin + 1; k < i; ++k) {
+        const double gap = double(a[k].tai_ns - a[k - 1].tai_ns);
+        gaps.push_back(gap);
+        near += std::fabs(gap - expected_gap_ns) <= 0.5 * expected_gap_ns;
+        g.histogram[std::min<size_t>(11, static_cast<size_t>(gap / (expected_gap_ns / 4)))]++;
+      }
+      if (have_prev) {
+        periods.push_back(double(first - prev_first));
+        vgaps.push_back(double(first - prev_last));
+      }
+      have_prev = true;
+      ++g.frames;
+    }
+    prev_first = first;
+    prev_last = last;
+    begin = i;
+  }
+  g.within_half = gaps.empty() ? 0 : double(near) / double(gaps.size());
+  g.under_half = gaps.empty() ? 0 : double(g.histogram[0] + g.histogram[1]) / double(gaps.size());
+  g.median_span_ns = median_of(spans);
+  g.median_gap_ns = median_of(std::move(gaps));
+  g.median_period_ns = median_of(periods);
+  g.median_vgap_ns = median_of(vgaps);
+  return g;
+}
+
 St2110Summary summarize(std::span<const St2110FrameCheck> frames) {
   St2110Summary s;
   std::vector<double> fpt;
@@ -119,10 +164,7 @@ St2110Summary summarize(std::span<const St2110FrameCheck> frames) {
     s.fpt_max_ns = std::max(s.fpt_max_ns, f.fpt_ns);
     fpt.push_back(f.fpt_ns);
   }
-  if (!fpt.empty()) {
-    std::nth_element(fpt.begin(), fpt.begin() + fpt.size() / 2, fpt.end());
-    s.fpt_median_ns = fpt[fpt.size() / 2];
-  }
+  s.fpt_median_ns = median_of(std::move(fpt));
   return s;
 }
 

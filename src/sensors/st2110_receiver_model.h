@@ -62,4 +62,18 @@ struct St2110Summary {
 };
 St2110Summary summarize(std::span<const St2110FrameCheck> frames);
 
+// The packet spacing a receiver sees, frame by frame (frames by RTP timestamp; the first and the
+// last arrivals' frames are left out, they may be cut): medians of each frame's span (first to
+// last packet), of the gaps between packets within frames, of the frame periods (first to
+// first) and of the gaps between frames (last to first), and the in-frame gaps in quarters of
+// the expected gap (bucket 11: 2.75 and above).
+struct St2110Gaps {
+  size_t frames = 0;
+  double median_span_ns = 0, median_gap_ns = 0, median_period_ns = 0, median_vgap_ns = 0;
+  double within_half = 0;   // in-frame gaps within the expected +- 50%
+  double under_half = 0;    // in-frame gaps under half the expected (packets sent together)
+  uint64_t histogram[12] = {};
+};
+St2110Gaps st2110_gaps(std::span<const St2110Arrival> arrivals, double expected_gap_ns);
+
 }  // namespace netdaq::sensors

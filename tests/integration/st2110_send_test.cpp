@@ -322,46 +322,22 @@ struct PacingFigures {
 
 // Frames by RTP timestamp; the first and last frames are left out (they may be cut).
 PacingFigures measure(const std::vector<Arrival>& a, double t_drain_ns /* the expected in-frame gap */) {
+  std::vector<netdaq::sensors::St2110Arrival> at;
+  for (const Arrival& x : a) at.push_back({x.ts, x.rx_ns});
+  const netdaq::sensors::St2110Gaps g = netdaq::sensors::st2110_gaps(at, t_drain_ns);
   PacingFigures f;
   f.packets = a.size();
-  std::vector<double> spans, gaps, periods, vgaps;
-  std::vector<uint64_t> hist(12, 0);  // in-frame gaps in quarters of the expected gap, the last >= 2.75
-  size_t begin = 0;
-  uint64_t prev_first = 0, prev_last = 0;
-  bool have_prev = false;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    if (i < a.size() && a[i].ts == a[begin].ts) continue;
-    const uint64_t first = a[begin].rx_ns, last = a[i - 1].rx_ns;
-    if (begin > 0 && i < a.size()) {  // a whole frame between two others
-      spans.push_back(double(last - first));
-      for (size_t k = begin + 1; k < i; ++k) {
-        const double g = double(a[k].rx_ns - a[k - 1].rx_ns);
-        gaps.push_back(g);
-        hist[std::min<size_t>(hist.size() - 1, static_cast<size_t>(g / (t_drain_ns / 4)))]++;
-      }
-      if (have_prev) {
-        periods.push_back(double(first - prev_first));
-        vgaps.push_back(double(first - prev_last));
-      }
-      have_prev = true;
-      ++f.frames;
-    }
-    prev_first = first;
-    prev_last = last;
-    begin = i;
-  }
-  f.median_span_us = median(spans) / 1e3;
-  f.median_gap_us = median(gaps) / 1e3;
-  f.median_frame_period_us = median(periods) / 1e3;
-  f.median_vgap_us = median(vgaps) / 1e3;
-  size_t near = 0;
-  for (double g : gaps) near += std::fabs(g - t_drain_ns) <= 0.5 * t_drain_ns;
-  f.within_half_drain = gaps.empty() ? 0 : double(near) / double(gaps.size());
-  f.under_half = gaps.empty() ? 0 : double(hist[0] + hist[1]) / double(gaps.size());
+  f.frames = g.frames;
+  f.median_span_us = g.median_span_ns / 1e3;
+  f.median_gap_us = g.median_gap_ns / 1e3;
+  f.median_frame_period_us = g.median_period_ns / 1e3;
+  f.median_vgap_us = g.median_vgap_ns / 1e3;
+  f.within_half_drain = g.within_half;
+  f.under_half = g.under_half;
   std::ostringstream h;
-  for (size_t b = 0; b < hist.size(); ++b)
-    h << "  [" << b * 0.25 << (b + 1 == hist.size() ? "+" : "-" + std::to_string((b + 1) * 0.25).substr(0, 4))
-      << ") x gap: " << hist[b] << "\n";
+  for (size_t b = 0; b < 12; ++b)
+    h << "  [" << b * 0.25 << (b + 1 == 12 ? "+" : "-" + std::to_string((b + 1) * 0.25).substr(0, 4))
+      << ") x gap: " << g.histogram[b] << "\n";
   f.histogram = h.str();
   return f;
 }
