@@ -4,7 +4,8 @@
 // `udpsrc ! rtpvrawdepay ! fakesink` on the same packets, in one run.
 //
 //   netdaq_bench_st2110 [--formats 1080p60,2160p60] [--rounds R] [--packets N] [--payload B]
-//                       [--only n,x,g] [--cpu C] [--gro on|off] [--max-seconds S] [--json PATH] [--enforce]
+//                       [--only n,x,g,p] [--cpu C] [--gro on|off] [--pacing-frames F] [--max-seconds S] [--json PATH] [--enforce]
+// (p): video-send's pacing as a receiver sees it (bench/st2110_pacing.h).
 //
 // Method (as bench/roce_sw.md): each receiver's own capacity on a preloaded queue. Per chunk
 // the receiver is paused (netdaq: not polled; GStreamer: SIGSTOP), the chunk's packets are sent
@@ -46,6 +47,7 @@
 #include "protocols/rtp_video_format.h"
 #include "receiver_cpu.h"
 #include "sensors/video_sender.h"
+#include "st2110_pacing.h"
 
 namespace {
 
@@ -86,7 +88,8 @@ struct Options {
   uint32_t rounds = 5;
   uint32_t packets = 24000;  // per round, rounded up to whole frames
   uint32_t payload = 1200;
-  std::string only = "n,x,g";
+  std::string only = "n,x,g,p";
+  uint32_t pacing_frames = 30;  // (p): video frames video-send paces
   int cpu = 1;
   double max_seconds = 300;
   std::string json;
@@ -677,7 +680,18 @@ int run(const Options& o) {
     };
     ratio("streams per core (n)/(g)", n, g, kTargetSocket);
     if (n) ratio("streams per core (x)/(g)", x, g, n && g && n->median() > 0 ? g->median() / n->median() : kTargetSocket);
-    js << "]}";
+    js << "]";
+    if (o.only.find('p') != std::string::npos) {  // the sender's pacing as a receiver sees it
+      const ndqbench::PacingResult p =
+          ndqbench::measure_pacing(lab, f.v, o.payload, o.pacing_frames, o.cpu >= 0 ? (o.cpu == 0 ? 1 : 0) : -1);
+      std::printf("%s", ndqbench::pacing_text(f.name, p).c_str());
+      if (!p.error.empty()) {
+        std::printf("%-8s (p): %s\n", f.name.c_str(), p.error.c_str());
+        checks_ok = false;
+      }
+      js << ",\"pacing\":" << ndqbench::pacing_json(p);
+    }
+    js << "}";
   }
   js << "],\"checks_ok\":" << (checks_ok ? "true" : "false") << ",\"targets_ok\":" << (targets_ok ? "true" : "false") << "}\n";
   std::printf("checks (accounting, frames byte for byte): %s\n", checks_ok ? "ok" : "FAILED");
@@ -715,10 +729,12 @@ int main(int argc, char** argv) {
     else if (a == "--json" && has) o.json = argv[++i];
     else if (a == "--enforce") o.enforce = true;
     else if (a == "--gro" && has) o.gro = std::string(argv[++i]) != "off";
+    else if (a == "--pacing-frames" && has) o.pacing_frames = uint32_t(std::stoul(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: netdaq_bench_st2110 [--formats 1080p60,2160p60] [--rounds R] [--packets N] [--payload B]\n"
-                   "                           [--only n,x,g] [--cpu C] [--gro on|off] [--max-seconds S] [--json PATH] [--enforce]\n");
+                   "                           [--only n,x,g,p] [--cpu C] [--gro on|off] [--pacing-frames F] [--max-seconds S]\n"
+                   "                           [--json PATH] [--enforce]\n");
       return 1;
     }
   }
