@@ -34,6 +34,14 @@ uint32_t attach_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexc
 void return_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexcept;
 // The sum of n packets' size(), for engines that do not count bytes while filling.
 uint64_t packet_bytes(const Packet* pkts, uint32_t n) noexcept;
+// Segment 0 of each packet starts head bytes further in (headers a TX engine writes there).
+inline void skip_headroom(Packet* pkts, uint32_t n, uint32_t head) noexcept {
+  for (uint32_t i = 0; i < n; ++i) {
+    auto& f = fields(pkts[i]);
+    f.data[0] += head;
+    f.cap[0] -= head;
+  }
+}
 
 class RxPort {
  public:
@@ -85,6 +93,16 @@ class TxPort {
   // Bytes the engine writes in front of each packet's segment 0 (headers it adds); the
   // application's buffer starts after them.
   virtual uint32_t headroom() const noexcept { return 0; }
+  // Buffers for TxQueue::allocate (up to n; fewer when the pool runs low), segment 0
+  // starting headroom() bytes in, and back from bursts released unsent. Ports whose buffers
+  // live in an allocator of their own (dpdk: mbufs for good over the region, as testpmd's)
+  // override both.
+  virtual uint32_t alloc_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexcept {
+    n = attach_buffers(q, pkts, n);
+    if (const uint32_t head = headroom()) skip_headroom(pkts, n, head);
+    return n;
+  }
+  virtual void free_buffers(const QueueResources& q, Packet* pkts, uint32_t n) noexcept { return_buffers(q, pkts, n); }
 };
 
 class Engine {

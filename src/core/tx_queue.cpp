@@ -32,18 +32,11 @@ TxBurst TxQueueImpl::allocate(size_t n) noexcept {
   if (!free_.dequeue_burst(&d, 1)) return {};
   const uint32_t want = static_cast<uint32_t>(std::min<size_t>(n, d->capacity));
   d->first = 0;
-  d->count = attach_buffers(res_, d->pkts, want);
+  d->count = port_->alloc_buffers(res_, d->pkts, want);
   if (d->count < want) res_.counters->drop(DropReason::pool_empty, want - d->count);
   if (d->count == 0) {
     free_.enqueue_burst(&d, 1);
     return {};
-  }
-  if (const uint32_t head = port_->headroom()) {
-    for (uint32_t i = 0; i < d->count; ++i) {
-      auto& f = fields(d->pkts[i]);
-      f.data[0] += head;
-      f.cap[0] -= head;
-    }
   }
   outstanding_.fetch_add(1, std::memory_order_relaxed);
   return TxBurst(d);
@@ -72,7 +65,7 @@ void TxQueueImpl::release(BurstDesc* d) noexcept {
   const uint32_t unsent = d->count - d->first;
   if (unsent) {
     res_.counters->drop(DropReason::tx_unsent, unsent);
-    return_buffers(res_, d->pkts + d->first, unsent);
+    port_->free_buffers(res_, d->pkts + d->first, unsent);
   }
   d->count = d->first = 0;
   free_.enqueue_burst(&d, 1);

@@ -1,6 +1,8 @@
 #include "sender.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
 #include "idle_backoff.h"
 #include "worker_thread.h"
@@ -63,8 +65,33 @@ class SenderLoop {
 
   void fill(TxBurst& burst) noexcept {
     const uint64_t now = payload_clock_ns();
-    for (Packet& p : burst) write_split_payload(p, size_, s_.stream, seq_++, now, pattern_);
+    if (!pattern_ && size_ >= kPayloadHeaderSize && std::endian::native == std::endian::little) {
+      fill_headers(burst, now);
+    } else {
+      for (Packet& p : burst) write_split_payload(p, size_, s_.stream, seq_++, now, pattern_);
+    }
     if (!s_.first_ns) s_.first_ns = now;
+  }
+
+  // --no-verify: each packet gets its 24 header bytes (the format's little-endian layout,
+  // written as one struct) and nothing else, as testpmd's txonly leaves its payload as it is.
+  void fill_headers(TxBurst& burst, uint64_t now) noexcept {
+    struct Header {
+      uint32_t magic, stream;
+      uint64_t seq, send_ns;
+    };
+    static_assert(sizeof(Header) == kPayloadHeaderSize);
+    Header h{kPayloadMagic, s_.stream, 0, now};
+    for (Packet& p : burst) {
+      const auto head = p.buffer(0);
+      if (__builtin_expect(p.segments() > 1 || head.size() < size_, 0)) {
+        write_split_payload(p, size_, s_.stream, seq_++, now, false);
+        continue;
+      }
+      h.seq = seq_++;
+      std::memcpy(head.data(), &h, sizeof h);
+      p.set_size(size_, 0);
+    }
   }
 
   // The send time is when a packet is offered to the engine: a retried packet gets a new one.

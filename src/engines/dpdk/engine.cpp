@@ -66,15 +66,29 @@ class DpdkEngine final : public Engine {
 
   std::unique_ptr<TxPort> open_tx(const QueueResources& q) override {
     const std::string ctx = context_ + " tx queue '" + q.name + "'";
-    auto mbufs = std::make_unique<TxMbufs>(*q.pools[0], *q.counters, device_->port(), device_->socket(),
-                                           iface_.options.get<DpdkOptions>().mempool_cache, ctx);
+    const uint32_t cache = iface_.options.get<DpdkOptions>().mempool_cache;
+    // testpmd's loop: the queue's region becomes a mempool of mbufs (each buffer one mbuf's
+    // data, for good), allocated and freed in bulk. A region other queues use too: mbuf
+    // headers attached to its buffers per packet instead (a callback per packet sent).
+    std::unique_ptr<RegionMbufPool> own;
+    std::unique_ptr<TxMbufs> attached;
+    try {
+      own = std::make_unique<RegionMbufPool>(*q.pools[0], device_->port(), device_->socket(), cache, false, ctx);
+    } catch (const Error& e) {
+      if (e.code() != Errc::resource) throw;
+      log()->info("{}: {}; sending through mbufs attached per packet (slower)", ctx, e.what());
+      attached = std::make_unique<TxMbufs>(*q.pools[0], *q.counters, device_->port(), device_->socket(), cache, ctx);
+    }
     device_->setup_tx_queue(q.queue->id);
     if (q.queue->id == 0) tx0_ = q.counters;
-    tx_mbufs_.push_back(std::move(mbufs));
     // tx_raw_frames: the application writes the whole frame; no headers to work out.
     std::optional<Ipv4UdpHeaders> headers;
     if (!iface_.options.get<DpdkOptions>().tx_raw_frames) headers = tx_headers(ctx);
-    return make_tx_port(q, context_for(q.queue->id), *tx_mbufs_.back(), headers);
+    TxMbufs* mbufs = attached.get();
+    RegionMbufPool* region = own.get();
+    if (own) tx_pools_.push_back(std::move(own));
+    if (attached) tx_mbufs_.push_back(std::move(attached));
+    return make_tx_port(q, context_for(q.queue->id), mbufs, region, headers);
   }
 
   void start() override {
@@ -179,6 +193,7 @@ class DpdkEngine final : public Engine {
   // Destroyed in reverse: the device (and its rings' mbufs) before the pools they came from.
   std::map<const BufferPool*, std::unique_ptr<RegionMbufPool>> rx_pools_;
   std::vector<std::unique_ptr<TxMbufs>> tx_mbufs_;
+  std::vector<std::unique_ptr<RegionMbufPool>> tx_pools_;  // tx queues' regions as mempools
   std::map<uint16_t, rte_ring*> loopback_;
   std::unique_ptr<FlowState> flow_state_;
   std::unique_ptr<PortStats> port_stats_;

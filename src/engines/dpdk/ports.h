@@ -25,10 +25,11 @@ struct PortContext {
 // Zero-copy: each packet keeps its mbuf (Packet handle) until the application releases it.
 std::unique_ptr<RxPort> make_rx_port(const QueueResources& q, const PortContext& ctx, FlowState& flows,
                                      const RegionMbufPool& pool);
-// headers: what the engine writes in front of each payload.
+// Exactly one of region (the queue's region as a mempool: bulk mbufs, as testpmd) and mbufs
+// (headers attached to the pool's buffers per packet: a region other queues share).
 // headers: what the engine writes in front of each payload; nullopt: the application writes
 // the whole frame (dpdk.tx_raw_frames).
-std::unique_ptr<TxPort> make_tx_port(const QueueResources& q, const PortContext& ctx, TxMbufs& mbufs,
-                                     const std::optional<Ipv4UdpHeaders>& headers);
+std::unique_ptr<TxPort> make_tx_port(const QueueResources& q, const PortContext& ctx, TxMbufs* mbufs,
+                                     RegionMbufPool* region, const std::optional<Ipv4UdpHeaders>& headers);
 
 }  // namespace netdaq::detail::dpdk
