@@ -681,6 +681,7 @@ int run(const Options& o) {
     ratio("streams per core (n)/(g)", n, g, kTargetSocket);
     if (n) ratio("streams per core (x)/(g)", x, g, n && g && n->median() > 0 ? g->median() / n->median() : kTargetSocket);
     js << "]";
+    live.clear();  // (x)'s XDP program off the veth: with one, veth queues into a 256-slot ring and drops bursts
     if (o.only.find('p') != std::string::npos) {  // the sender's pacing as a receiver sees it
       const ndqbench::PacingResult p =
           ndqbench::measure_pacing(lab, f.v, o.payload, o.pacing_frames, o.cpu >= 0 ? (o.cpu == 0 ? 1 : 0) : -1);
