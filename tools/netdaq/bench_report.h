@@ -17,6 +17,7 @@ bool report_bench(std::FILE* out, const BenchOptions& o, const TrafficResult& r)
 // --ping-pong: the headline, then the result line and the JSON. Returns whether every message
 // came back.
 void print_ping_pong_headline(std::FILE* out, const BenchOptions& o);
-bool report_ping_pong(std::FILE* out, const BenchOptions& o, const PingPongResult& r);
+bool report_ping_pong(std::FILE* out, const BenchOptions& o, const PingPongResult& r,
+                      PingPongRole role = PingPongRole::both);
 
 }  // namespace netdaq::cli

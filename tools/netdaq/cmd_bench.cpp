@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "bench_pingpong.h"
 #include "bench_plan.h"
@@ -19,8 +20,43 @@ namespace netdaq::cli {
 
 namespace {
 
-// --ping-pong: one thread, one message in flight (bench_pingpong.h). A lost message fails.
-int ping_pong(std::FILE* out, const BenchOptions& o, Session& session) {
+// --role / --echo-format of --ping-pong (bench_pingpong.h), kept beside BenchOptions.
+struct PingPongCli {
+  std::string role = "both";
+  std::string echo_format = "netdaq";
+  PingPongRole parsed() const { return role == "client" ? PingPongRole::client : role == "server" ? PingPongRole::server : PingPongRole::both; }
+};
+
+// --role client / server: only that end's two interfaces (the other end is another process).
+void keep_role_interfaces(Config& c, PingPongRole role) {
+  if (role == PingPongRole::both) return;
+  const bool server = role == PingPongRole::server;
+  std::erase_if(c.interfaces, [&](const InterfaceConfig& i) {
+    const bool server_side = i.name == "bench-rx" || i.name == kEchoTx;
+    return server_side != server;
+  });
+}
+
+// --role server: echo until a signal, --duration, an explicit --count or --idle-timeout.
+int ping_pong_server(std::FILE* out, const BenchOptions& o, const PingPongCli& pc, uint64_t count, Session& session) {
+  PingPongServerOptions so;
+  so.format = pc.echo_format == "sockperf" ? EchoFormat::sockperf : EchoFormat::netdaq;
+  so.verify = !o.no_verify;
+  so.count = count;
+  so.duration_s = o.duration ? *o.duration : 0;
+  so.idle_s = o.idle_timeout;
+  if (!o.quiet)
+    std::fprintf(out, "netdaq bench: %s ping-pong server on %s, echoing to %s, busy polling\n", o.protocol.c_str(),
+                 o.address.c_str(), o.echo_destination.c_str());
+  std::fflush(out);
+  PingPongServerResult r;
+  if (!setup_step([&] { r = run_ping_pong_server(session, so); }, "netdaq bench: ")) return kExitError;
+  session.stop();
+  return report_ping_pong_server(out, o, so, r) ? kExitOk : kExitLoss;
+}
+
+// --ping-pong: one message in flight (bench_pingpong.h). A lost message fails.
+int ping_pong(std::FILE* out, const BenchOptions& o, PingPongRole role, Session& session) {
   PingPongOptions p;
   p.count = o.count;
   p.size = o.size;
@@ -29,21 +65,31 @@ int ping_pong(std::FILE* out, const BenchOptions& o, Session& session) {
   p.duration_s = o.duration ? *o.duration : 0;
   if (!o.quiet) print_ping_pong_headline(out, o);
   PingPongResult r;
-  if (!setup_step([&] { r = run_ping_pong(session, p); }, "netdaq bench: ")) return kExitError;
+  if (!setup_step([&] { r = run_ping_pong(session, p, role); }, "netdaq bench: ")) return kExitError;
   session.stop();
-  return report_ping_pong(out, o, r) ? kExitOk : kExitLoss;
+  return report_ping_pong(out, o, r, role) ? kExitOk : kExitLoss;
 }
 
-int bench(BenchOptions o) {
+int bench(BenchOptions o, const PingPongCli& pc) {
   std::FILE* out = o.json ? stderr : stdout;
   if (!check_bench_options(o)) return kExitError;
+  if (pc.role != "both" && !o.ping_pong) {
+    std::fprintf(stderr, "netdaq bench: --role %s needs --ping-pong\n", pc.role.c_str());
+    return kExitError;
+  }
+  const uint64_t count_given = o.count;
+  // One message in flight: a burst of one, so that an empty poll attaches and returns one
+  // buffer, not 256 (perf: half the client's time at 64 B went there).
+  if (o.ping_pong && o.batch == 0) o.batch = 1;
   complete_bench_options(o);
-  const Config cfg = bench_config(o);
+  Config cfg = bench_config(o);
+  if (o.ping_pong) keep_role_interfaces(cfg, pc.parsed());
   install_stop_signals();
   std::unique_ptr<Session> session;
   if (!setup_step([&] { session = std::make_unique<Session>(cfg); }, "netdaq bench: ", "netdaq bench: "))
     return kExitError;
-  if (o.ping_pong) return ping_pong(out, o, *session);
+  if (o.ping_pong && pc.parsed() == PingPongRole::server) return ping_pong_server(out, o, pc, count_given, *session);
+  if (o.ping_pong) return ping_pong(out, o, pc.parsed(), *session);
   const TrafficOptions t = bench_traffic_options(o);
   if (!o.quiet) print_bench_headline(out, o, t);
 
@@ -60,6 +106,7 @@ int bench(BenchOptions o) {
 
 void add_bench_command(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<BenchOptions>();
+  auto pc = std::make_shared<PingPongCli>();
   auto* cmd = app.add_subcommand("bench", "Measure throughput and exact loss of the netdaq payload over sockets or RDMA");
   cmd->add_option("--protocol", o->protocol, "udp, tcp (socket engine) or rdma (rdma engine, rdma_cm)")
       ->check(CLI::IsMember({"udp", "tcp", kRdmaEngine}))
@@ -110,12 +157,21 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--echo-destination", o->echo_destination, "--ping-pong: where the way back is sent (default: --echo-address)");
   cmd->add_option("--reply-timeout", o->reply_timeout, "--ping-pong: seconds each way may take before a message is lost")
       ->capture_default_str();
+  cmd->add_option("--role", pc->role,
+                  "--ping-pong: both (one thread), client (sends, times) or server (echoes), each its own process "
+                  "as sockperf's")
+      ->check(CLI::IsMember({"both", "client", "server"}))
+      ->capture_default_str();
+  cmd->add_option("--echo-format", pc->echo_format,
+                  "--role server: netdaq (payloads checked) or sockperf (echoes `sockperf ping-pong`'s messages)")
+      ->check(CLI::IsMember({"netdaq", "sockperf"}))
+      ->capture_default_str();
   cmd->footer(
       "Throughput is the receiver's: unique packets x size over first-to-last packet (goodput, payload bytes).\n"
       "--ping-pong reports round trip / 2 (ib_send_lat's t_typical is its median), --count messages (default 1000).\n"
       "Exit status: 0 ok, 1 setup error, 2 ping-pong: a message lost, 3 unexplained loss (both ends here: lost != "
       "counted drops).");
-  cmd->callback([o, exit_code] { *exit_code = bench(*o); });
+  cmd->callback([o, pc, exit_code] { *exit_code = bench(*o, *pc); });
 }
 
 }  // namespace netdaq::cli

@@ -1,0 +1,121 @@
+// `netdaq bench --ping-pong --role server`: B as its own process, as `sockperf server` runs.
+// Busy polls bench-rx and sends every message back through bench-echo-tx at once, one copy,
+// nothing allocated in the loop. The clock is read only when a poll comes back empty.
+#include <algorithm>
+#include <cstring>
+
+#include "bench_pingpong.h"
+#include "signals.h"
+
+namespace netdaq::cli {
+
+namespace {
+
+// sockperf's message header (network byte order): sequence u64, flags u16, length u32.
+constexpr size_t kSockperfHeader = 14;
+constexpr std::byte kSockperfClient{1};       // set by the client, cleared in the reply
+constexpr std::byte kSockperfPongRequest{2};  // the client waits for this message's reply
+
+class Server {
+ public:
+  Server(Session& s, const PingPongServerOptions& o, PingPongServerResult& r)
+      : rx_(s.rx_queue("bench-rx")), tx_(s.tx_queue(kEchoTx)), o_(o), r_(r) {}
+
+  void run() {
+    const uint64_t start = payload_clock_ns();
+    const uint64_t deadline = o_.duration_s > 0 ? start + static_cast<uint64_t>(o_.duration_s * 1e9) : 0;
+    const uint64_t idle_ns = static_cast<uint64_t>(o_.idle_s * 1e9);
+    uint64_t first = 0, last = 0;
+    uint32_t empty = 0;
+    while (!(o_.count && r_.echoed >= o_.count)) {
+      if (RxBurst b = rx_.poll()) {
+        for (const Packet& p : b) {
+          ++r_.received;
+          if (!well_formed(p)) {
+            ++r_.malformed;
+            continue;
+          }
+          if (echo(p)) ++r_.echoed;
+          else ++r_.unsent;
+        }
+        last = payload_clock_ns();
+        if (!first) first = last;
+        continue;
+      }
+      if (++empty % 16) continue;  // the clock and the flag every 16th empty poll
+      if (stop_requested()) {
+        r_.interrupted = true;
+        break;
+      }
+      const uint64_t now = payload_clock_ns();
+      if (deadline && now >= deadline) break;
+      if (idle_ns && last && now - last >= idle_ns) break;
+    }
+    r_.seconds = last > first ? double(last - first) / 1e9 : 0;
+  }
+
+ private:
+  bool well_formed(const Packet& p) const noexcept {
+    if (o_.format == EchoFormat::netdaq) {
+      PayloadHeader h;
+      return verify_payload(p, &h, o_.verify) == PayloadStatus::ok;
+    }
+    // sockperf: a client's ping that asks for its pong, its length field the datagram's size
+    std::byte h[kSockperfHeader];
+    if (p.size() < kSockperfHeader || copy_out(p, h, kSockperfHeader) != kSockperfHeader) return false;
+    const uint32_t len = (uint32_t(h[10]) << 24) | (uint32_t(h[11]) << 16) | (uint32_t(h[12]) << 8) | uint32_t(h[13]);
+    const std::byte want = kSockperfClient | kSockperfPongRequest;
+    return len == p.size() && (h[9] & want) == want;
+  }
+
+  static size_t copy_out(const Packet& p, std::byte* dst, size_t want) noexcept {
+    size_t at = 0;
+    for (unsigned s = 0; s < p.segments() && at < want; ++s) {
+      const auto src = p.segment(s);
+      const size_t n = std::min(src.size(), want - at);
+      std::memcpy(dst + at, src.data(), n);
+      at += n;
+    }
+    return at;
+  }
+
+  // The whole message back, as `sockperf server` sends it (its client flag cleared).
+  bool echo(const Packet& in) noexcept {
+    const uint64_t give_up = payload_clock_ns() + o_.send_ns;
+    TxBurst b;
+    while (!(b = tx_.allocate(1)))
+      if (payload_clock_ns() >= give_up) return false;
+    Packet& p = b[0];
+    const auto dst = p.buffer(0);
+    if (in.size() > dst.size()) {  // larger than --size: not ours to echo
+      b.release();
+      return false;
+    }
+    copy_out(in, dst.data(), in.size());
+    if (o_.format == EchoFormat::sockperf) dst[9] &= ~kSockperfClient;
+    p.set_size(static_cast<uint32_t>(in.size()));
+    while (!b.send()) {
+      if (payload_clock_ns() >= give_up) {
+        b.release();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  RxQueue& rx_;
+  TxQueue& tx_;
+  const PingPongServerOptions& o_;
+  PingPongServerResult& r_;
+};
+
+}  // namespace
+
+PingPongServerResult run_ping_pong_server(Session& session, const PingPongServerOptions& o) {
+  PingPongServerResult r;
+  Server(session, o, r).run();
+  r.stats = session.stats();
+  return r;
+}
+
+}  // namespace netdaq::cli
