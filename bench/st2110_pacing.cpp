@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "rtp_arrivals.h"
 #include "sensors/video_sender.h"
 
 namespace ndqbench {
@@ -19,36 +20,6 @@ namespace ndqbench {
 namespace {
 
 constexpr uint16_t kPortPacing = 5014;
-
-// Packets into `out` (RTP timestamp, kernel receive time on CLOCK_REALTIME) until `stop` and
-// 300 ms without one, or `count`.
-void receive_timestamped(int fd, uint64_t count, const std::atomic<bool>& stop,
-                         std::vector<netdaq::sensors::St2110Arrival>* out) {
-  std::vector<unsigned char> buf(9000);
-  int idle = 0;
-  while (out->size() < count && idle < 3) {
-    iovec iov{buf.data(), buf.size()};
-    alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(timespec))];
-    msghdr h{};
-    h.msg_iov = &iov;
-    h.msg_iovlen = 1;
-    h.msg_control = ctrl;
-    h.msg_controllen = sizeof ctrl;
-    const ssize_t n = ::recvmsg(fd, &h, 0);
-    if (n < 12) {  // SO_RCVTIMEO (100 ms): counts only once the sender is done
-      if (stop) ++idle;
-      continue;
-    }
-    uint64_t t = 0;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-        timespec ts;
-        std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
-        t = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
-      }
-    out->push_back({uint32_t(buf[4]) << 24 | uint32_t(buf[5]) << 16 | uint32_t(buf[6]) << 8 | buf[7], t});
-  }
-}
 
 // GRO off on the receiving veth while the section runs (a coalesced batch carries one receive
 // time for all its datagrams, which would read as gaps of 0), as it was after.
@@ -71,13 +42,6 @@ class GroOff {
   bool was_on_ = false;
 };
 
-int64_t tai_minus_realtime_ns() {
-  timespec r{}, t{};
-  clock_gettime(CLOCK_REALTIME, &r);
-  clock_gettime(CLOCK_TAI, &t);
-  return (int64_t(t.tv_sec) - r.tv_sec) * 1'000'000'000 + (t.tv_nsec - r.tv_nsec);
-}
-
 }  // namespace
 
 PacingResult measure_pacing(ndqtest::NetnsLab& lab, const netdaq::VideoOptions& v, uint32_t payload,
@@ -95,23 +59,21 @@ PacingResult measure_pacing(ndqtest::NetnsLab& lab, const netdaq::VideoOptions& 
 
   const int fd = lab.run_in(lab.a().ns, [] { return ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0); });
   if (fd < 0) return r.error = std::string("socket: ") + std::strerror(errno), r;
-  int on = 1, rcvbuf = 256 << 20;
-  timeval tv{0, 100'000};
+  int rcvbuf = 256 << 20;
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(kPortPacing);
-  if (::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0 ||
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) != 0 ||
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) != 0 ||
       ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     r.error = std::string("timestamping socket: ") + std::strerror(errno);
     ::close(fd);
     return r;
   }
   std::vector<netdaq::sensors::St2110Arrival> got;
-  got.reserve(count);
   std::atomic<bool> sender_done{false};
-  std::thread rx([&] { receive_timestamped(fd, count, sender_done, &got); });
+  std::thread rx([&] {
+    got = ndqtest::receive_rtp_arrivals(fd, count, std::chrono::steady_clock::now() + std::chrono::minutes(2), &sender_done);
+  });
   std::vector<std::string> argv;
   if (sender_cpu >= 0) argv = {"taskset", "-c", std::to_string(sender_cpu)};
   const std::string rate = std::to_string(v.rate_num) + "/" + std::to_string(v.rate_den);
@@ -140,8 +102,7 @@ PacingResult measure_pacing(ndqtest::NetnsLab& lab, const netdaq::VideoOptions& 
               "video-send: " + r.sender_json;
   }
 
-  const int64_t off = tai_minus_realtime_ns();
-  for (auto& x : got) x.tai_ns += static_cast<uint64_t>(off);
+  ndqtest::to_tai(got);
   r.gaps = netdaq::sensors::st2110_gaps(got, t.t_drain_ns);
   auto checks = netdaq::sensors::check_st2110_arrivals(got, t);
   if (checks.size() > 2) {  // whole frames: the first and the last may be cut

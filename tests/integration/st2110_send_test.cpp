@@ -30,6 +30,7 @@
 
 #include "netns_lab.h"
 #include "peers.h"
+#include "rtp_arrivals.h"
 #include "../require_env.h"
 #include "sensors/st2110_receiver_model.h"
 #include "sensors/video_sender.h"
@@ -270,41 +271,7 @@ TEST(st2110Send, GstreamerDepaysNetdaqFramesSentByAfxdp) {
 
 namespace {
 
-// One received packet: its RTP timestamp, marker and kernel receive time.
-struct Arrival {
-  uint32_t ts;
-  bool marker;
-  uint64_t rx_ns;
-};
-
-// Receives on port until `count` packets or `timeout`, with SO_TIMESTAMPNS receive times.
-std::vector<Arrival> receive_timestamped(int fd, size_t count, std::chrono::milliseconds timeout) {
-  std::vector<Arrival> a;
-  a.reserve(count);
-  std::vector<std::byte> buf(9000);
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (a.size() < count && std::chrono::steady_clock::now() < end) {
-    iovec iov{buf.data(), buf.size()};
-    alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(timespec))];
-    msghdr h{};
-    h.msg_iov = &iov;
-    h.msg_iovlen = 1;
-    h.msg_control = ctrl;
-    h.msg_controllen = sizeof ctrl;
-    const ssize_t n = ::recvmsg(fd, &h, 0);
-    if (n < 12) continue;  // timeout (SO_RCVTIMEO) or a runt
-    uint64_t t = 0;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-        timespec ts;
-        std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
-        t = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
-      }
-    const auto b = [&](int i) { return std::to_integer<uint32_t>(buf[i]); };
-    a.push_back({b(4) << 24 | b(5) << 16 | b(6) << 8 | b(7), (b(1) & 0x80) != 0, t});
-  }
-  return a;
-}
+using Arrival = netdaq::sensors::St2110Arrival;  // receive times on CLOCK_REALTIME until to_tai
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -322,9 +289,7 @@ struct PacingFigures {
 
 // Frames by RTP timestamp; the first and last frames are left out (they may be cut).
 PacingFigures measure(const std::vector<Arrival>& a, double t_drain_ns /* the expected in-frame gap */) {
-  std::vector<netdaq::sensors::St2110Arrival> at;
-  for (const Arrival& x : a) at.push_back({x.ts, x.rx_ns});
-  const netdaq::sensors::St2110Gaps g = netdaq::sensors::st2110_gaps(at, t_drain_ns);
+  const netdaq::sensors::St2110Gaps g = netdaq::sensors::st2110_gaps(a, t_drain_ns);
   PacingFigures f;
   f.packets = a.size();
   f.frames = g.frames;
@@ -348,12 +313,9 @@ PacingFigures paced_run(const std::string& pacing, uint64_t frames, double* t_dr
                         std::vector<Arrival>* arrivals = nullptr) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   EXPECT_GE(fd, 0);
-  int on = 1, rcvbuf = 32 << 20;
-  ::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+  int rcvbuf = 32 << 20;
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) == 0 ||
       ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-  timeval tv{0, 200'000};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
   sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -374,7 +336,7 @@ PacingFigures paced_run(const std::string& pacing, uint64_t frames, double* t_dr
   *per_frame = s.packets_per_frame();
   const size_t count = frames * s.packets_per_frame();
   std::vector<Arrival> got;
-  std::thread rx([&] { got = receive_timestamped(fd, count, 30s); });
+  std::thread rx([&] { got = ndqtest::receive_rtp_arrivals(fd, count, std::chrono::steady_clock::now() + 30s); });
   const std::string out = run_sender("", send_argv("udp://127.0.0.1:" + std::to_string(port), kUyvp, 640, 480, frames,
                                                    [&] {
                                                      std::vector<std::string> a{"--pacing", pacing};
@@ -461,24 +423,22 @@ struct EpochCheck {
 };
 
 EpochCheck check_tai_epoch(const std::vector<Arrival>& a, double tro_ns) {
-  timespec r{}, t{};
-  clock_gettime(CLOCK_REALTIME, &r);
-  clock_gettime(CLOCK_TAI, &t);
-  const int64_t tai_minus_rt = (int64_t(t.tv_sec) - r.tv_sec) * 1'000'000'000 + (t.tv_nsec - r.tv_nsec);
+  const int64_t tai_minus_rt = ndqtest::tai_minus_realtime_ns();
   constexpr uint64_t kPeriodNum = 1'000'000'000, kPeriodDen = 60;  // T_FRAME of 60 frames/s, ns
   EpochCheck c;
   std::vector<double> offsets;
   std::vector<netdaq::sensors::St2110Arrival> tai_arrivals;
   for (size_t i = 1; i < a.size(); ++i)  // whole frames only: the run's first is left out
-    if (tai_arrivals.size() || a[i].ts != a[i - 1].ts) tai_arrivals.push_back({a[i].ts, a[i].rx_ns + tai_minus_rt});
+    if (tai_arrivals.size() || a[i].rtp_timestamp != a[i - 1].rtp_timestamp)
+      tai_arrivals.push_back({a[i].rtp_timestamp, a[i].tai_ns + tai_minus_rt});
   for (size_t i = 1; i < a.size(); ++i) {
-    if (a[i].ts == a[i - 1].ts) continue;  // first packet of a frame (the run's first frame left out)
-    const uint64_t tai = a[i].rx_ns + tai_minus_rt - static_cast<uint64_t>(tro_ns);
+    if (a[i].rtp_timestamp == a[i - 1].rtp_timestamp) continue;  // first packet of a frame (not the run's first)
+    const uint64_t tai = a[i].tai_ns + tai_minus_rt - static_cast<uint64_t>(tro_ns);
     __extension__ using U128 = unsigned __int128;  // ns x 60 exceeds 64 bits
     const uint64_t k = static_cast<uint64_t>((U128(tai) * kPeriodDen + kPeriodNum / 2) / kPeriodNum);  // nearest period
     const uint64_t start = static_cast<uint64_t>(U128(k) * kPeriodNum / kPeriodDen);
     offsets.push_back(std::fabs(double(int64_t(tai - start))) / 1e3);
-    c.timestamps_equal += a[i].ts == static_cast<uint32_t>(k * 1500);
+    c.timestamps_equal += a[i].rtp_timestamp == static_cast<uint32_t>(k * 1500);
     ++c.frames;
   }
   c.median_abs_offset_us = median(offsets);
