@@ -441,9 +441,11 @@ int main(int argc, char** argv) {
                         {"per_burst direct", Staging::direct, LaunchMode::per_burst},
                         {"graph copy", Staging::copy, LaunchMode::graph},
                         {"persistent direct", Staging::direct, LaunchMode::persistent},
+                        {"persistent copy", Staging::copy, LaunchMode::persistent},
                         {"per_burst copy auto", Staging::copy, LaunchMode::per_burst, std::nullopt},
                         {"graph copy auto", Staging::copy, LaunchMode::graph, std::nullopt},
-                        {"persistent dir auto", Staging::direct, LaunchMode::persistent, std::nullopt}};
+                        {"persistent dir auto", Staging::direct, LaunchMode::persistent, std::nullopt},
+                        {"persistent copy auto", Staging::copy, LaunchMode::persistent, std::nullopt}};
   for (uint32_t j : jobs) {
     g_max_job = std::max(g_max_job, j);
     const std::string n = " j" + std::to_string(j);

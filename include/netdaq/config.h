@@ -99,7 +99,7 @@ const char* to_string(Staging s) noexcept;
 enum class LaunchMode : uint8_t {
   per_burst,   // one kernel launch per burst
   graph,       // a CUDA graph replayed per burst
-  persistent,  // a long-running kernel polls a ring of burst descriptors (needs staging: direct)
+  persistent,  // a long-running kernel polls a ring of burst descriptors (staging copy: it gathers them itself)
 };
 const char* to_string(LaunchMode m) noexcept;
 

@@ -354,9 +354,6 @@ void check_span_memory(Checker& c, const QueueConfig& q, const ReorderConfig& g,
     c.error(path + ".queue", std::to_string(g.queue),
             "its samples are in region '" + samples->name + "' of kind " + to_string(samples->kind) +
                 ", which the GPU cannot read; use kind pinned, mapped or device (or frames: host, without a GPU)");
-  if (samples && g.launch == LaunchMode::persistent && !reads_in_place(g.staging, samples))
-    c.error(path + ".launch", "persistent",
-            "needs staging: direct (the persistent kernel reads packets in place; no copy is queued before it)");
 }
 
 void check_one(Checker& c, const InterfaceConfig& iface, const ReorderConfig& g, const std::string& path) {
@@ -415,9 +412,6 @@ void check_one(Checker& c, const InterfaceConfig& iface, const ReorderConfig& g,
     c.error(path + ".queue", std::to_string(g.queue),
             "its samples are in region '" + samples->name + "' of kind " + to_string(samples->kind) +
                 ", which the GPU cannot read; use kind pinned, mapped or device");
-  if (g.launch == LaunchMode::persistent && !reads_in_place(g.staging, samples))
-    c.error(path + ".launch", "persistent",
-            "needs staging: direct (the persistent kernel reads packets in place; no copy is queued before it)");
   if (g.mode == ReorderMode::immediate) {
     const auto caps = capabilities_of(iface);
     if (caps && !caps->immediate_data)

@@ -90,6 +90,10 @@ struct KernelParams {
   uint32_t solo_max_bytes;
   uint32_t spin_polls;
   uint32_t trace_records;
+  // Staging copy (ExecutorOptions::stage): descriptor slot k's job gathers its staged entries
+  // into stage + k * stage_slot_bytes (device memory), then places from there; nullptr: none.
+  std::byte* stage;
+  uint64_t stage_slot_bytes;
 };
 
 __device__ __forceinline__ uint4 load_relaxed_sys(const uint4* p) {
@@ -403,13 +407,24 @@ __global__ void __launch_bounds__(kThreads) persistent_place(const KernelParams 
     if (act == kQuit) return;
     if (p.trace && threadIdx.x == 0) st.go = globaltimer();
     // An empty job skips place_job's setup (a few hundred ns even with nothing to place).
+    // Staging copy: each CTA gathers its entries' packets from host memory as whole aligned
+    // 16-byte vectors into the slot's staging place, then places them from there (one PCIe
+    // read per vector whatever the payload's offset; in place, a payload 42 bytes into its
+    // buffer is read twice: bench/gpu/README.md). Entries without a stage index read in place.
+    std::byte* const stage = p.stage ? p.stage + slot * p.stage_slot_bytes : nullptr;
     if (act == kPlace) {
-      if (job.count) place_job(job, rank, size);
+      if (job.count) {
+        if (stage) place_staged_job(job, stage, rank, size);
+        else place_job(job, rank, size);
+      }
       if (p.trace && threadIdx.x == 0) st.own = globaltimer();
       __syncthreads();
       if (threadIdx.x == 0) arrive(p, p.ring[slot], slot, size, seq, st);
     } else if (act == kSolo) {
-      if (job.count) place_job(job, 0, 1);
+      if (job.count) {
+        if (stage) place_staged_job(job, stage, 0, 1);
+        else place_job(job, 0, 1);
+      }
       if (p.trace && threadIdx.x == 0) st.own = globaltimer();
       __syncthreads();
       if (threadIdx.x < 32) {
@@ -432,6 +447,10 @@ class PersistentExecutor final : public PlaceExecutor {
     if (o.persistent.trace && o.persistent.trace_records == 0)
       throw Error(Errc::invalid_config, who + ": persistent.trace needs trace_records > 0");
     use_device(o.gpu, kWho);
+    if (o.stage && o.stage_slot_bytes == 0)
+      throw Error(Errc::invalid_config, who + ": a staging buffer needs stage_slot_bytes > 0");
+    stage_ = o.stage;
+    stage_slot_bytes_ = o.stage_slot_bytes;
     try {
       blocks_ = resident_blocks(o);
       check(cudaStreamCreateWithFlags(&kernel_stream_, cudaStreamNonBlocking), who + ": cudaStreamCreate");
@@ -465,6 +484,8 @@ class PersistentExecutor final : public PlaceExecutor {
       params.solo_max_bytes = t.solo_max_bytes;
       params.spin_polls = t.spin_polls;
       params.trace_records = t.trace_records;
+      params.stage = o.stage;
+      params.stage_slot_bytes = o.stage_slot_bytes;
       void* args[] = {&params};
       // Cooperative: all CTAs resident at once, or a clear launch error (a CTA that never
       // starts would leave every burst one arrival short).
@@ -490,6 +511,14 @@ class PersistentExecutor final : public PlaceExecutor {
     d->job = job;
     ring_->publish(*d);
     return true;
+  }
+
+  // The kernel finds a job's staging place by its descriptor slot: `stage` must be that slot's
+  // (ExecutorOptions::stage + (submitted() % depth) * stage_slot_bytes), as a pipeline that
+  // keeps one staging place per job slot passes it.
+  bool submit_staged(const PlaceJob& job, std::byte* stage) noexcept override {
+    if (!stage_ || stage != stage_ + (ring_->published() % ring_->slots()) * stage_slot_bytes_) return false;
+    return submit(job);
   }
 
   uint64_t completed() noexcept override {
@@ -592,6 +621,8 @@ class PersistentExecutor final : public PlaceExecutor {
 
   uint32_t blocks_ = 1;
   uint32_t groups_ = 1;
+  std::byte* stage_ = nullptr;
+  uint64_t stage_slot_bytes_ = 0;
   cudaStream_t kernel_stream_ = nullptr;
   cudaStream_t copy_stream_ = nullptr;
   void* host_mem_ = nullptr;

@@ -163,9 +163,6 @@ FramePipeline::Impl::~Impl() {
 // queue_bursts: bursts the queue has (ring_depth), or 0 when unknown (no session).
 void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queue_bursts, uint32_t max_span) {
   const std::string who = "gpu frame pipeline '" + cfg.name + "'";
-  if (cfg.launch == LaunchMode::persistent && copy_staging)
-    throw Error(Errc::invalid_config, who + ": launch persistent needs staging: direct (the persistent kernel "
-                                            "reads packets in place; nothing orders a staging copy before it)");
   if (cfg.launch == LaunchMode::persistent && cfg.mode == ReorderMode::rtp_video &&
       cfg.video.unpack != VideoUnpack::none)
     throw Error(Errc::invalid_config, who + ": video.unpack needs launch per_burst or graph (an unpack kernel "
@@ -229,6 +226,10 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   opts.gpu = cfg.gpu;
   opts.depth = depth;
   opts.max_entries = job_capacity;
+  if (copy) {  // persistent: job slot k's staging place is the kernel's for descriptor slot k
+    opts.stage = stage_mem;
+    opts.stage_slot_bytes = uint64_t{job_capacity} * staging_stride(in_bytes);
+  }
   exec = make_executor(cfg.launch, opts);
   missing.assign(size_t{cfg.frame_buffers} * (span_mode ? span_words() : tracker.words_per_frame()), 0);
   if (span_mode) no_missing.assign(span_words(), 0);

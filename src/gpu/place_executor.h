@@ -22,7 +22,7 @@ class PlaceExecutor {
   virtual bool submit(const PlaceJob& job) noexcept = 0;
   // A staged job (launch_place's stage): the same kernel first gathers the entries with a
   // stage index into `stage`, device memory the caller keeps until the job completed.
-  // per_burst and graph; persistent returns false (its descriptor carries the job alone).
+  // per_burst and graph; persistent only into the staging places given in ExecutorOptions.
   virtual bool submit_staged(const PlaceJob& job, std::byte* stage) noexcept {
     (void)job;
     (void)stage;
@@ -115,6 +115,11 @@ struct ExecutorOptions {
   // burst every CTA.
   uint32_t groups = 0;
   PersistentTuning persistent;  // persistent only
+  // persistent, staging copy: device memory of depth places of stage_slot_bytes each; job k's
+  // staged entries (submit_staged) are gathered into place k % depth, which submit_staged's
+  // `stage` must be. nullptr: submit_staged refused (the kernel reads every packet in place).
+  std::byte* stage = nullptr;
+  uint64_t stage_slot_bytes = 0;
 };
 
 // Throws Error on setup failure (no GPU, bad index, launch failure of the persistent kernel).

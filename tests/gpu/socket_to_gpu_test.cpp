@@ -123,7 +123,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(E2eCase{"pinned_copy", MemoryKind::pinned, false, Staging::copy, LaunchMode::per_burst},
                       E2eCase{"mapped_direct", MemoryKind::mapped, false, Staging::direct, LaunchMode::per_burst},
                       E2eCase{"split_copy_graph", MemoryKind::pinned, true, Staging::copy, LaunchMode::graph},
-                      E2eCase{"mapped_persistent", MemoryKind::mapped, false, Staging::direct, LaunchMode::persistent}),
+                      E2eCase{"mapped_persistent", MemoryKind::mapped, false, Staging::direct, LaunchMode::persistent},
+                      // the persistent kernel gathering staged packets itself (split: a
+                      // payload not 16-byte aligned)
+                      E2eCase{"pinned_copy_persistent", MemoryKind::pinned, false, Staging::copy, LaunchMode::persistent},
+                      E2eCase{"split_copy_persistent", MemoryKind::pinned, true, Staging::copy, LaunchMode::persistent}),
     [](const auto& i) { return std::string(i.param.name); });
 
 }  // namespace

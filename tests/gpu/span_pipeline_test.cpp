@@ -297,7 +297,8 @@ TEST_P(fields_gpu_frames, BatchNumberAndPacketIndexFromThreeStreams) {
 const auto kCases = ::testing::Values(Case{LaunchMode::per_burst, Staging::copy}, Case{LaunchMode::per_burst, Staging::direct},
                                       Case{LaunchMode::graph, Staging::copy}, Case{LaunchMode::persistent, Staging::direct},
                                       Case{LaunchMode::per_burst, Staging::copy, 0u},
-                                      Case{LaunchMode::persistent, Staging::direct, 0u});
+                                      Case{LaunchMode::persistent, Staging::direct, 0u},
+                                      Case{LaunchMode::persistent, Staging::copy, 0u});
 INSTANTIATE_TEST_SUITE_P(Modes, spead_gpu_frames, kCases, name_of);
 INSTANTIATE_TEST_SUITE_P(Modes, vita49_gpu_frames, kCases, name_of);
 INSTANTIATE_TEST_SUITE_P(Modes, fields_gpu_frames, kCases, name_of);
