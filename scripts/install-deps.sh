@@ -10,6 +10,7 @@ packages=(
   iproute2 iperf3 socat python3 clang libclang-rt-14-dev valgrind procps linux-perf
   libxdp-dev libbpf-dev linux-libc-dev libpcap-dev          # afxdp engine, netdaq capture
   dpdk libdpdk-dev dpdk-dev tcpreplay iputils-ping ethtool util-linux  # the dpdk engine; real peers of the afxdp and dpdk tests (dpdk-testpmd is in dpdk-dev)
+  sockperf                                                  # the peer of the ping-pong test and bench/pingpong_vs_peers.sh
   # The dpdk tap-flow tests in a QEMU guest with Debian's stock kernel (tests/guest/). Its
   # kernel and busybox-static are fetched with apt-get download into the build directory, not
   # installed (busybox-static would replace busybox).
