@@ -19,6 +19,7 @@ enum class Outcome { returned, lost_there, lost_back, lost_either };
 struct Arrival {
   RxBurst burst;
   const Packet* pkt = nullptr;
+  uint64_t at_ns = 0;  // when the poll returned it, before any check (sockperf's receive time)
   explicit operator bool() const noexcept { return pkt != nullptr; }
 };
 
@@ -60,9 +61,9 @@ class PingPong {
   }
 
  private:
-  // A -> B -> A. A sample is taken once A has the message back, checked and released: the
-  // interval ib_send_lat times (from one post of the client to its next, its own receive
-  // handling included). send_ns bounds each send (a connection that is not up takes nothing).
+  // A -> B -> A. A sample ends when A's poll returns the message, as sockperf times it (its
+  // clock is read right after recvfrom); the pattern check and the release follow, outside
+  // the sample. send_ns bounds each send (a connection that is not up takes nothing).
   Outcome round_trip(uint64_t seq, uint64_t send_ns, uint64_t* t0_out) noexcept {
     uint64_t t0 = 0;
     if (!send_fresh(seq, payload_clock_ns() + send_ns, &t0)) return Outcome::lost_there;
@@ -81,7 +82,7 @@ class PingPong {
       if (!at_a) return Outcome::lost_either;
     }
     at_a.burst.release();
-    const uint64_t t1 = payload_clock_ns();
+    const uint64_t t1 = at_a.at_ns;
     if (!t0_out) return Outcome::returned;  // the warm-up: not counted
     ++r_.returned;
     r_.half_rtt_ns.push_back((t1 - t0) / 2);  // reserved: never reallocates
@@ -150,10 +151,11 @@ class PingPong {
   Arrival await(RxQueue& q, uint64_t seq, uint64_t deadline) noexcept {
     for (uint32_t empty = 0;;) {
       if (RxBurst b = q.poll()) {
+        const uint64_t at = payload_clock_ns();
         const Packet* found = nullptr;
         for (const Packet& p : b)
           if (is_message(p, seq) && !found) found = &p;
-        if (found) return {std::move(b), found};
+        if (found) return {std::move(b), found, at};
         continue;  // b released: nothing in it was awaited
       }
       // The clock every 16th empty poll: a poll is a syscall (~0.3 us), the timeout 1 s

@@ -79,7 +79,7 @@ struct PingPongServerOptions {
 struct PingPongServerResult {
   uint64_t received = 0;   // datagrams that reached B
   uint64_t echoed = 0;     // sent back
-  uint64_t malformed = 0;  // not a message of the format (not echoed)
+  uint64_t malformed = 0;  // not a message of the format (not echoed), or its pattern bytes wrong (echoed)
   uint64_t unsent = 0;     // well formed, but the engine took no echo in time
   bool interrupted = false;  // a stop signal ended it
   double seconds = 0;        // first message to last echo

@@ -37,6 +37,9 @@ class Server {
           }
           if (echo(p)) ++r_.echoed;
           else ++r_.unsent;
+          // The pattern bytes once the echo is out (the client checks what comes back too):
+          // not in the round trip, as sockperf's server checks nothing
+          if (o_.format == EchoFormat::netdaq && o_.verify && !pattern_ok(p)) ++r_.malformed;
         }
         last = payload_clock_ns();
         if (!first) first = last;
@@ -58,7 +61,7 @@ class Server {
   bool well_formed(const Packet& p) const noexcept {
     if (o_.format == EchoFormat::netdaq) {
       PayloadHeader h;
-      return verify_payload(p, &h, o_.verify) == PayloadStatus::ok;
+      return verify_payload(p, &h, false) == PayloadStatus::ok;  // the header: a netdaq message
     }
     // sockperf: a client's ping that asks for its pong, its length field the datagram's size
     std::byte h[kSockperfHeader];
@@ -66,6 +69,11 @@ class Server {
     const uint32_t len = (uint32_t(h[10]) << 24) | (uint32_t(h[11]) << 16) | (uint32_t(h[12]) << 8) | uint32_t(h[13]);
     const std::byte want = kSockperfClient | kSockperfPongRequest;
     return len == p.size() && (h[9] & want) == want;
+  }
+
+  static bool pattern_ok(const Packet& p) noexcept {
+    PayloadHeader h;
+    return verify_payload(p, &h, true) == PayloadStatus::ok;
   }
 
   static size_t copy_out(const Packet& p, std::byte* dst, size_t want) noexcept {
