@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <vector>
 
 #include "netdaq/netdaq.h"
@@ -86,7 +87,12 @@ struct PingPongServerResult {
   std::vector<QueueStats> stats;
 };
 
-PingPongServerResult run_ping_pong_server(Session& session, const PingPongServerOptions& o);
+// open_echo opens the way back (bench-echo-tx) when the first message has arrived, not
+// before: a tcp or rdma way back connects to the client's listener, which is up once the
+// client has sent (a client's receivers listen before its senders connect). It is called
+// once, outside the loop's steady state; its session's counters join the result's.
+PingPongServerResult run_ping_pong_server(Session& rx_session, const std::function<Session&()>& open_echo,
+                                          const PingPongServerOptions& o);
 
 struct BenchOptions;
 // --role server's result line and (--json) JSON (bench_pingpong_report.cpp). True when every

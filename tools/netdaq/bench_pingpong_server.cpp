@@ -2,7 +2,9 @@
 // Busy polls bench-rx and sends every message back through bench-echo-tx at once, one copy,
 // nothing allocated in the loop. The clock is read only when a poll comes back empty.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 
 #include "bench_pingpong.h"
 #include "signals.h"
@@ -18,8 +20,11 @@ constexpr std::byte kSockperfPongRequest{2};  // the client waits for this messa
 
 class Server {
  public:
-  Server(Session& s, const PingPongServerOptions& o, PingPongServerResult& r)
-      : rx_(s.rx_queue("bench-rx")), tx_(s.tx_queue(kEchoTx)), o_(o), r_(r) {}
+  Server(Session& s, const std::function<Session&()>& open_echo, const PingPongServerOptions& o,
+         PingPongServerResult& r)
+      : rx_(s.rx_queue("bench-rx")), open_echo_(open_echo), o_(o), r_(r) {}
+
+  Session* echo_session() const noexcept { return echo_; }
 
   void run() {
     const uint64_t start = payload_clock_ns();
@@ -89,9 +94,10 @@ class Server {
 
   // The whole message back, as `sockperf server` sends it (its client flag cleared).
   bool echo(const Packet& in) noexcept {
+    if (!tx_ && !open_way_back()) return false;
     const uint64_t give_up = payload_clock_ns() + o_.send_ns;
     TxBurst b;
-    while (!(b = tx_.allocate(1)))
+    while (!(b = tx_->allocate(1)))
       if (payload_clock_ns() >= give_up) return false;
     Packet& p = b[0];
     const auto dst = p.buffer(0);
@@ -111,18 +117,41 @@ class Server {
     return true;
   }
 
+  // Once, at the first message (a setup error: every echo unsent, counted).
+  bool open_way_back() noexcept {
+    if (open_failed_) return false;
+    try {
+      echo_ = &open_echo_();
+      tx_ = &echo_->tx_queue(kEchoTx);
+      return true;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "netdaq bench: ping-pong server: the way back: %s\n", e.what());
+      open_failed_ = true;
+      return false;
+    }
+  }
+
   RxQueue& rx_;
-  TxQueue& tx_;
+  const std::function<Session&()>& open_echo_;
+  Session* echo_ = nullptr;
+  TxQueue* tx_ = nullptr;
+  bool open_failed_ = false;
   const PingPongServerOptions& o_;
   PingPongServerResult& r_;
 };
 
 }  // namespace
 
-PingPongServerResult run_ping_pong_server(Session& session, const PingPongServerOptions& o) {
+PingPongServerResult run_ping_pong_server(Session& rx_session, const std::function<Session&()>& open_echo,
+                                          const PingPongServerOptions& o) {
   PingPongServerResult r;
-  Server(session, o, r).run();
-  r.stats = session.stats();
+  Server server(rx_session, open_echo, o, r);
+  server.run();
+  r.stats = rx_session.stats();
+  if (Session* e = server.echo_session()) {
+    const std::vector<QueueStats> more = e->stats();
+    r.stats.insert(r.stats.end(), more.begin(), more.end());
+  }
   return r;
 }
 

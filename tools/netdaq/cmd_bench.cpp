@@ -2,6 +2,8 @@
 // throughput, loss, duplicates and reordering counted exactly (docs/cli.md). Plan
 // (bench_plan.cpp, bench_config.cpp), run (run_traffic), report (bench_report.cpp).
 #include <cstdio>
+#include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,31 +29,47 @@ struct PingPongCli {
   PingPongRole parsed() const { return role == "client" ? PingPongRole::client : role == "server" ? PingPongRole::server : PingPongRole::both; }
 };
 
-// --role client / server: only that end's two interfaces (the other end is another process).
-void keep_role_interfaces(Config& c, PingPongRole role) {
-  if (role == PingPongRole::both) return;
-  const bool server = role == PingPongRole::server;
+// --role client / server: only that end's interfaces (the other end is another process);
+// the server's receiver and its way back (opened later: ping_pong_server) kept apart.
+void keep_interfaces(Config& c, std::initializer_list<const char*> names) {
   std::erase_if(c.interfaces, [&](const InterfaceConfig& i) {
-    const bool server_side = i.name == "bench-rx" || i.name == kEchoTx;
-    return server_side != server;
+    for (const char* n : names)
+      if (i.name == n) return false;
+    return true;
   });
+}
+
+void keep_role_interfaces(Config& c, PingPongRole role) {
+  if (role == PingPongRole::client) keep_interfaces(c, {"bench-tx", kEchoRx});
+  if (role == PingPongRole::server) keep_interfaces(c, {"bench-rx"});
 }
 
 // --role server: echo until a signal, --duration, an explicit --count or --idle-timeout.
 int ping_pong_server(std::FILE* out, const BenchOptions& o, const PingPongCli& pc, uint64_t count, Session& session) {
+  std::unique_ptr<Session> echo;
+  const std::function<Session&()> open_echo = [&]() -> Session& {
+    Config c = bench_config(o);
+    keep_interfaces(c, {kEchoTx});
+    echo = std::make_unique<Session>(c);
+    return *echo;
+  };
   PingPongServerOptions so;
   so.format = pc.echo_format == "sockperf" ? EchoFormat::sockperf : EchoFormat::netdaq;
   so.verify = !o.no_verify;
   so.count = count;
   so.duration_s = o.duration ? *o.duration : 0;
   so.idle_s = o.idle_timeout;
+  // An echo waits this long for the engine: a tcp or rdma way back may still be connecting to
+  // a client that started after this server (the rdma engine retries up to every 2 s).
+  so.send_ns = 10'000'000'000;
   if (!o.quiet)
     std::fprintf(out, "netdaq bench: %s ping-pong server on %s, echoing to %s, busy polling\n", o.protocol.c_str(),
                  o.address.c_str(), o.echo_destination.c_str());
   std::fflush(out);
   PingPongServerResult r;
-  if (!setup_step([&] { r = run_ping_pong_server(session, so); }, "netdaq bench: ")) return kExitError;
+  if (!setup_step([&] { r = run_ping_pong_server(session, open_echo, so); }, "netdaq bench: ")) return kExitError;
   session.stop();
+  if (echo) echo->stop();
   return report_ping_pong_server(out, o, so, r) ? kExitOk : kExitLoss;
 }
 
