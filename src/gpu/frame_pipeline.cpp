@@ -226,6 +226,14 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
   opts.gpu = cfg.gpu;
   opts.depth = depth;
   opts.max_entries = job_capacity;
+  // persistent: with two jobs in flight the CPU builds the next job while one runs; in two
+  // CTA groups the running job gets half the SMs and the other group idles meanwhile. A job
+  // that fills the GPU alone (>= 4 MiB) then goes faster on one group of every CTA: 8 KB
+  // samples, jobs of 1,024, bursts_in_flight 2 (H100): 0.75x -> 0.83x pinned H2D in
+  // gpu_pipeline, 0.69x -> 0.79x end to end (bench/pipeline.sh). Four in flight keep 4 groups
+  // (0.85x on an H200).
+  const uint64_t job_bytes = uint64_t{job_packets ? job_packets : max_batch} * in_bytes;
+  if (depth <= 2 && job_bytes >= (uint64_t{4} << 20)) opts.groups = 1;
   if (copy) {  // persistent: job slot k's staging place is the kernel's for descriptor slot k
     opts.stage = stage_mem;
     opts.stage_slot_bytes = uint64_t{job_capacity} * staging_stride(in_bytes);

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Steps of one GPU-machine call (the `device` tool), each its own command, logs and JSON under
+# $OUT: builds what the steps need in build-gpu with scripts/gpu-check.sh's carried packages
+# (.carry/), runs GPU tests by filter and the end-to-end benchmarks, so that one call can build,
+# check and measure. Prints a short summary last.
+#   bench/gpu/device_steps.sh STEP...   STEP: build | tests=FILTER | pipeline=SIZES:LAUNCHES[:NAME] |
+#                                       gpu_pipeline=ARGS (commas for spaces)[:NAME] | dpdk=ROUNDS[:NAME] |
+#                                       env=VAR=VALUE (exported for the steps after it)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-out}
+mkdir -p "$out"
+export CUDA_MODULE_LOADING=EAGER NETDAQ_REQUIRE_GPU=1
+prefix=()
+if [ -d .carry/include ]; then
+  export CPLUS_INCLUDE_PATH=$PWD/.carry/include${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}
+  prefix=(-DCMAKE_PREFIX_PATH=$PWD/.carry -DCLI11_INCLUDE_DIR=$PWD/.carry/include)
+fi
+export PKG_CONFIG_PATH=$PWD/.carry/lib/pkgconfig:$PWD/.carry/rdma/pkgconfig:$PWD/.carry/dpdk/pkgconfig
+export LD_LIBRARY_PATH=$PWD/.carry/lib:$PWD/.carry/pcap-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/pcap-root/lib/x86_64-linux-gnu:$PWD/.carry/rdma-root/lib/x86_64-linux-gnu:$PWD/.carry/httplib-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/rdma-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/dpdk/lib
+[ -d .carry/dpdk/bin ] && export PATH=$PATH:$PWD/.carry/dpdk/bin  # dpdk_vs_testpmd.sh: dpdk-testpmd
+[ -d .carry/dpdk ] && export NETDAQ_DPDK_DRIVERS=$PWD/.carry/dpdk/pmds && prefix+=(-DNETDAQ_RTE_BUS_VDEV=$PWD/.carry/dpdk/lib/librte_bus_vdev.so)
+rc=0
+summary=()
+for step in "$@"; do
+  what=${step%%=*} arg=${step#*=} name=""
+  case "$what" in pipeline|gpu_pipeline|dpdk) [[ "$arg" == *:*:* || ( "$what" != pipeline && "$arg" == *:* ) ]] && { name=_${arg##*:}; arg=${arg%:*}; } ;; esac
+  t0=$(date +%s)
+  case "$what" in
+    build)
+      nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+      cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETDAQ_BUILD_BENCH=ON "${prefix[@]}" \
+        > "$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
+      cmake --build build-gpu -j"$(nproc)" --target netdaq netdaq_gpu_tests netdaq_cli netdaq_gpu_pipeline \
+        netdaq_gpu_throughput > "$out/build.log" 2>&1 || { grep -E "error" -A3 "$out/build.log" | head -40; exit 1; }
+      summary+=("build ok") ;;
+    tests)
+      build-gpu/tests/gpu/netdaq_gpu_tests --gtest_filter="$arg" > "$out/gpu_tests.log" 2>&1 || rc=1
+      grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure" "$out/gpu_tests.log" | head -30
+      summary+=("tests $arg: $(grep -E '^\[  (PASSED|FAILED) ' "$out/gpu_tests.log" | tr '\n' ' ')") ;;
+    env) export "${arg?}"; echo "env $arg" ;;
+    pipeline)
+      timeout 400 bench/pipeline.sh --duration 5 --sizes "${arg%%:*}" --launches "${arg#*:}" \
+        --netdaq build-gpu/tools/netdaq/netdaq --json "$out/pipeline$name.json" > "$out/pipeline$name.log" 2>&1 || rc=1
+      sed -n '/^ size row/,/^(Mpps/p' "$out/pipeline$name.log" | grep -v "^(Mpps"
+      grep -E "FAILED|checks passed" "$out/pipeline$name.log" | cut -c1-200 | head -8 ;;
+    gpu_pipeline)
+      # shellcheck disable=SC2086  # the arguments, split
+      timeout 200 build-gpu/bench/gpu/netdaq_gpu_pipeline ${arg//,/ } --json "$out/gpu_pipeline$name.json" \
+        > "$out/gpu_pipeline$name.log" 2>&1 || rc=1
+      grep -E "auto|persistent" "$out/gpu_pipeline$name.log" | grep -v "\[info\]" | head -20 ;;
+    dpdk)
+      timeout 300 bench/dpdk_vs_testpmd.sh --cases null --rounds "$arg" --receivers netdaq,testpmd --duration 4 \
+        --main-cpu 1 --rx-cpu 3 --netdaq build-gpu/tools/netdaq/netdaq --json "$out/dpdk_vs_testpmd$name.json" \
+        > "$out/dpdk$name.log" 2>&1 || rc=1
+      tail -12 "$out/dpdk$name.log" ;;
+    *) echo "unknown step $step"; rc=1 ;;
+  esac
+  summary+=("$what: $(($(date +%s) - t0)) s")
+done
+printf '%s\n' "${summary[@]}"
+exit $rc
