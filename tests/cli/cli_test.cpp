@@ -350,6 +350,12 @@ TEST(Cli, BenchPingPongUdpReturnsEveryMessage) {
                     "127.0.0.1:47150"});
   expect_ping_pong_returned_all(r, 2000);
   EXPECT_NE(r.out.find("\"echo_address\": \"127.0.0.1:47151\""), std::string::npos) << r.out;  // port + 1
+  // Both ends in one process read one clock: the way there is its own column, within the round trip.
+  const size_t ow = r.out.find("\"one_way_us\": {");
+  ASSERT_NE(ow, std::string::npos) << r.out;
+  const double there = json_number(r.out.substr(ow), "p50"), half = json_number(r.out, "p50");
+  EXPECT_GT(there, 0) << r.out;
+  EXPECT_LT(there, 2 * half) << r.out;
 }
 
 TEST(Cli, BenchPingPongTcpReturnsEveryMessage) {

@@ -36,6 +36,7 @@ class PingPong {
 
   void run() {
     r_.half_rtt_ns.reserve(o_.count);
+    if (b_rx_) r_.one_way_ns.reserve(o_.count);
     // Sequence 0, not counted: its sends wait for the tcp / rdma connections to come up (the
     // set-up perftest does before its first message), so that no sample includes a connect.
     r_.warmed_up = round_trip(0, o_.connect_ns, nullptr) == Outcome::returned;
@@ -58,6 +59,7 @@ class PingPong {
     }
     r_.seconds = last > first && first ? double(last - first) / 1e9 : 0;
     std::sort(r_.half_rtt_ns.begin(), r_.half_rtt_ns.end());
+    std::sort(r_.one_way_ns.begin(), r_.one_way_ns.end());
   }
 
  private:
@@ -69,9 +71,11 @@ class PingPong {
     if (!send_fresh(seq, payload_clock_ns() + send_ns, &t0)) return Outcome::lost_there;
     if (t0_out) *t0_out = t0;
     Arrival at_a;
+    uint64_t there = 0;  // one way, A -> B (one clock: --role both)
     if (b_rx_) {
       Arrival at_b = await(*b_rx_, seq, t0 + o_.reply_ns);
       if (!at_b) return Outcome::lost_there;
+      there = at_b.at_ns - t0;
       uint64_t t_echo = 0;
       if (!echo(at_b, payload_clock_ns() + send_ns, &t_echo)) return Outcome::lost_back;
       at_a = await(a_rx_, seq, t_echo + o_.reply_ns);
@@ -86,6 +90,7 @@ class PingPong {
     if (!t0_out) return Outcome::returned;  // the warm-up: not counted
     ++r_.returned;
     r_.half_rtt_ns.push_back((t1 - t0) / 2);  // reserved: never reallocates
+    if (b_rx_) r_.one_way_ns.push_back(there);
     return Outcome::returned;
   }
 
@@ -187,25 +192,23 @@ class PingPong {
 
 }  // namespace
 
-double PingPongResult::median_ns() const noexcept {
-  const auto& v = half_rtt_ns;
+double PingPongResult::median_of(const std::vector<uint64_t>& v) noexcept {
   if (v.empty()) return 0;
   const size_t n = v.size();
   return n % 2 ? double(v[n / 2]) : (double(v[n / 2 - 1]) + double(v[n / 2])) / 2;
 }
 
-uint64_t PingPongResult::percentile_ns(double p) const noexcept {
-  const auto& v = half_rtt_ns;
+uint64_t PingPongResult::percentile_of(const std::vector<uint64_t>& v, double p) noexcept {
   if (v.empty()) return 0;
   const auto rank = static_cast<size_t>(std::max(1.0, p / 100.0 * double(v.size()) + 0.5));
   return v[std::min(rank, v.size()) - 1];
 }
 
-double PingPongResult::mean_ns() const noexcept {
-  if (half_rtt_ns.empty()) return 0;
+double PingPongResult::mean_of(const std::vector<uint64_t>& v) noexcept {
+  if (v.empty()) return 0;
   double sum = 0;
-  for (uint64_t x : half_rtt_ns) sum += double(x);
-  return sum / double(half_rtt_ns.size());
+  for (uint64_t x : v) sum += double(x);
+  return sum / double(v.size());
 }
 
 PingPongResult run_ping_pong(Session& session, const PingPongOptions& o, PingPongRole role) {

@@ -47,14 +47,22 @@ struct PingPongResult {
   bool interrupted = false;          // Ctrl-C or --duration ended it before --count
   double seconds = 0;                // the measured messages, first send to last return
   std::vector<uint64_t> half_rtt_ns; // one sample per returned message, sorted
+  // --role both (A and B read one clock): A's send to B's poll returning the message, per
+  // returned message, sorted; empty for --role client (B's clock is in another process)
+  std::vector<uint64_t> one_way_ns;
   std::vector<QueueStats> stats;     // the four queues' counters after the run
 
   uint64_t lost() const noexcept { return lost_there + lost_back + lost_either; }
   // ib_send_lat's median: the middle sample, or the mean of the two middle ones (even count)
-  double median_ns() const noexcept;
+  double median_ns() const noexcept { return median_of(half_rtt_ns); }
   // Nearest rank, p in [0, 100]; 0 without samples.
-  uint64_t percentile_ns(double p) const noexcept;
-  double mean_ns() const noexcept;
+  uint64_t percentile_ns(double p) const noexcept { return percentile_of(half_rtt_ns, p); }
+  double mean_ns() const noexcept { return mean_of(half_rtt_ns); }
+
+  // The same of any sorted samples (half_rtt_ns, one_way_ns).
+  static double median_of(const std::vector<uint64_t>& sorted) noexcept;
+  static uint64_t percentile_of(const std::vector<uint64_t>& sorted, double p) noexcept;
+  static double mean_of(const std::vector<uint64_t>& v) noexcept;
 };
 
 // The four interfaces' names in the session (bench_config.cpp builds them).

@@ -15,14 +15,14 @@ constexpr const char* kQuantity = "round trip / 2";
 
 double us(double ns) { return ns / 1e3; }
 
-nlohmann::ordered_json half_rtt_json(const PingPongResult& r) {
-  if (r.half_rtt_ns.empty()) return nullptr;
-  return {{"min", us(double(r.percentile_ns(0)))},
-          {"p50", us(r.median_ns())},  // exact, the mean of the middle two for an even count (ib_send_lat's)
-          {"p99", us(double(r.percentile_ns(99)))},
-          {"p99.9", us(double(r.percentile_ns(99.9)))},
-          {"max", us(double(r.percentile_ns(100)))},
-          {"mean", us(r.mean_ns())}};
+nlohmann::ordered_json samples_json(const std::vector<uint64_t>& v) {
+  if (v.empty()) return nullptr;
+  return {{"min", us(double(PingPongResult::percentile_of(v, 0)))},
+          {"p50", us(PingPongResult::median_of(v))},  // exact, the mean of the middle two for an even count (ib_send_lat's)
+          {"p99", us(double(PingPongResult::percentile_of(v, 99)))},
+          {"p99.9", us(double(PingPongResult::percentile_of(v, 99.9)))},
+          {"max", us(double(PingPongResult::percentile_of(v, 100)))},
+          {"mean", us(PingPongResult::mean_of(v))}};
 }
 
 nlohmann::ordered_json total_drops(const std::vector<QueueStats>& stats) {
@@ -55,7 +55,8 @@ nlohmann::ordered_json ping_pong_json(const BenchOptions& o, const PingPongResul
           {"address", o.address},
           {"echo_address", o.echo_address},
           {"echo_destination", o.echo_destination},
-          {"latency_us", half_rtt_json(r)},
+          {"latency_us", samples_json(r.half_rtt_ns)},
+          {"one_way_us", samples_json(r.one_way_ns)},  // --role both: A's send to B's receipt, one clock
           {"drops", total_drops(r.stats)}};
 }
 
@@ -78,6 +79,9 @@ bool report_ping_pong(std::FILE* out, const BenchOptions& o, const PingPongResul
     std::fprintf(out, "p50 %.3f us, p99 %.3f us, p99.9 %.3f us, min %.3f us, max %.3f us", us(r.median_ns()),
                  us(double(r.percentile_ns(99))), us(double(r.percentile_ns(99.9))), us(double(r.percentile_ns(0))),
                  us(double(r.percentile_ns(100))));
+  if (!r.one_way_ns.empty())
+    std::fprintf(out, "; one way A -> B (one clock): p50 %.3f us, p99 %.3f us", us(PingPongResult::median_of(r.one_way_ns)),
+                 us(double(PingPongResult::percentile_of(r.one_way_ns, 99))));
   std::fprintf(out, "; %s messages, %s returned, lost %s (on the way there %s, back %s, either way %s), late %s, "
                "malformed %s\n", format_count(r.messages).c_str(), format_count(r.returned).c_str(),
                format_count(r.lost()).c_str(), format_count(r.lost_there).c_str(), format_count(r.lost_back).c_str(),
