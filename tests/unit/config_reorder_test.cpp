@@ -249,20 +249,9 @@ Config spans_of(Config c, ReorderMode mode) {
   return c;
 }
 
-const char* kSpanYaml = R"(
-memory_regions:
-  - {name: pay, kind: pinned, gpu: 0, buf_size: 2048, num_bufs: 8192}
-interfaces:
-  - name: in
-    address: udp://127.0.0.1:5000
-    rx:
-      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]
-      reorder:
-        - queue: 0
-REORDER
-)";
-
-std::string span_yaml(const std::string& reorder_keys) { return test::fill_in(kSpanYaml, "REORDER", reorder_keys); }
+std::string span_yaml(const std::string& reorder_keys) {
+  return test::reorder_yaml(reorder_keys, "kind: pinned, gpu: 0", 5000);
+}
 
 TEST_F(ConfigReorder, FieldsReadFromYamlWithHexMasks) {
   const Config c = Config::parse(span_yaml(R"(          mode: fields
@@ -643,24 +632,10 @@ TEST_F(ConfigReorder, SpanModesWorkWithThePersistentKernel) {
 
 // ---- Mode rtp_video (SMPTE ST 2110-20 / RFC 4175; docs/video.md) ----
 
-const char* kVideoYaml = R"(
-memory_regions:
-  - {name: pay, kind: host, buf_size: 2048, num_bufs: 8192}
-interfaces:
-  - name: in
-    address: udp://127.0.0.1:5004
-    rx:
-      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]
-      reorder:
-        - queue: 0
-          mode: rtp_video
-          frames: host
-          max_streams: 2
-          video:
-VIDEO
-)";
-
-std::string video_yaml(const std::string& video_keys) { return test::fill_in(kVideoYaml, "VIDEO", video_keys); }
+std::string video_yaml(const std::string& video_keys) {
+  return test::reorder_yaml("          mode: rtp_video\n          frames: host\n          max_streams: 2\n          video:\n" +
+                            video_keys);
+}
 
 const char* kVideo1080p = R"(            width: 1920
             height: 1080

@@ -23,6 +23,18 @@ inline std::string fill_in(std::string yaml, const std::string& placeholder, con
   return yaml;
 }
 
+// A config of one rx queue on region `pay` (2048 x 8192 buffers of `region`: "kind: host", or
+// "kind: pinned, gpu: 0") whose rx.reorder[0] is `- queue: 0` (line 10; line 1 is empty, as
+// in a raw string that starts with a newline) followed by `reorder` (key lines, indented 10).
+inline std::string reorder_yaml(const std::string& reorder, const std::string& region = "kind: host",
+                                int port = 5004) {
+  return "\nmemory_regions:\n  - {name: pay, " + region +
+         ", buf_size: 2048, num_bufs: 8192}\n"
+         "interfaces:\n  - name: in\n    address: udp://127.0.0.1:" + std::to_string(port) +
+         "\n    rx:\n      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]\n"
+         "      reorder:\n        - queue: 0\n" + reorder + "\n";
+}
+
 inline std::string config_data(const std::string& name) {
   return std::string(NETDAQ_SOURCE_DIR) + "/tests/data/config/" + name;
 }

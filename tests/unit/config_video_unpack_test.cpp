@@ -11,30 +11,12 @@
 namespace netdaq {
 namespace {
 
-// FRAMES is on line 14, `video:` on line 15, VIDEO from line 19 (line 1 is the empty one).
-const char* kYaml = R"(
-memory_regions:
-  - {name: pay, kind: pinned, buf_size: 2048, num_bufs: 8192, gpu: 0}
-interfaces:
-  - name: in
-    address: udp://127.0.0.1:5004
-    rx:
-      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]
-      reorder:
-        - queue: 0
-          mode: rtp_video
-          max_streams: 1
-          granule: 0
-          frames: FRAMES
-          video:
-            width: 1920
-            height: 1080
-            exactframerate: 50
-VIDEO
-)";
-
+// frames: on line 14, `video:` on line 15, the video keys from line 19 (line 1 is the empty one).
 std::string yaml(const std::string& frames, const std::string& video) {
-  return test::fill_in(test::fill_in(kYaml, "FRAMES", frames), "VIDEO", video);
+  return test::reorder_yaml("          mode: rtp_video\n          max_streams: 1\n          granule: 0\n          frames: " +
+                                frames + "\n          video:\n            width: 1920\n            height: 1080\n"
+                                "            exactframerate: 50\n" + video,
+                            "kind: pinned, gpu: 0");
 }
 
 const std::string kKey = "interfaces[0].rx.reorder[0].video.unpack";

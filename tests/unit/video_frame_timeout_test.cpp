@@ -13,30 +13,21 @@
 namespace netdaq {
 namespace {
 
-const char* kYaml = R"(
-memory_regions:
-  - {name: pay, kind: host, buf_size: 2048, num_bufs: 8192}
-interfaces:
-  - name: in
-    address: udp://127.0.0.1:5004
-    rx:
-      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]
-      reorder:
-        - queue: 0
-          mode: rtp_video
-          frames: host
-          video: {width: 1920, height: 1080, exactframerate: 60000/1001}
-TIMEOUT
-)";
+// TIMEOUT: a frame_timeout_us line, or nothing.
+std::string timeout_yaml(const std::string& timeout) {
+  return test::reorder_yaml(
+      "          mode: rtp_video\n          frames: host\n"
+      "          video: {width: 1920, height: 1080, exactframerate: 60000/1001}\n" + timeout);
+}
 
 TEST(st2110_frame_timeout, AutoIsTwoFramePeriodsAndAWrittenOneIsKept) {
   test::ensure_socket_engine();
-  const Config a = Config::parse(test::fill_in(kYaml, "TIMEOUT", ""));
+  const Config a = Config::parse(timeout_yaml(""));
   const ReorderConfig& r = a.interfaces[0].rx.reorder[0];
   EXPECT_EQ(r.frame_timeout_us, 0u);
   EXPECT_EQ(protocols::frame_timeout_ns_of(r), 2 * 16'683'334u);  // 1001/60000 s, rounded up
   EXPECT_EQ(gpu::span_tracker_config(r).timeout_ns, protocols::frame_timeout_ns_of(r));
-  const Config b = Config::parse(test::fill_in(kYaml, "TIMEOUT", "          frame_timeout_us: 50000"));
+  const Config b = Config::parse(timeout_yaml("          frame_timeout_us: 50000"));
   EXPECT_EQ(protocols::frame_timeout_ns_of(b.interfaces[0].rx.reorder[0]), 50'000'000u);
   // Other modes: 10 ms when left out.
   ReorderConfig s;
@@ -46,7 +37,7 @@ TEST(st2110_frame_timeout, AutoIsTwoFramePeriodsAndAWrittenOneIsKept) {
 
 TEST(st2110_frame_timeout, ShorterThanAFramePeriodIsRefused) {
   test::ensure_socket_engine();
-  const auto issues = test::parse_issues(test::fill_in(kYaml, "TIMEOUT", "          frame_timeout_us: 9000"));
+  const auto issues = test::parse_issues(timeout_yaml("          frame_timeout_us: 9000"));
   test::expect_issue(issues, "test.yaml", 14, 11, "interfaces[0].rx.reorder[0].frame_timeout_us", "9000",
                      "must be at least one frame period (16684 us at 60000/1001)");
 }

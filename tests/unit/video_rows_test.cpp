@@ -20,24 +20,10 @@ namespace {
 
 using Bytes = std::vector<std::byte>;
 
-const char* kYaml = R"(
-memory_regions:
-  - {name: pay, kind: host, buf_size: 2048, num_bufs: 8192}
-interfaces:
-  - name: in
-    address: udp://127.0.0.1:5004
-    rx:
-      queues: [{id: 0, batch_size: 64, memory_regions: [pay]}]
-      reorder:
-        - queue: 0
-          mode: rtp_video
-          frames: host
-          video:
-            width: 720
-            exactframerate: 30000/1001
-VIDEO
-)";
-std::string yaml(const std::string& keys) { return test::fill_in(kYaml, "VIDEO", keys); }
+std::string yaml(const std::string& keys) {
+  return test::reorder_yaml("          mode: rtp_video\n          frames: host\n          video:\n            width: 720\n"
+                            "            exactframerate: 30000/1001\n" + keys);
+}
 const std::string kKey = "interfaces[0].rx.reorder[0].video.";
 
 TEST(st2110_video_rows, DefaultIsFieldAndFrameIsRead) {
