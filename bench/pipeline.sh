@@ -8,7 +8,9 @@
 # net_ring0 (DPDK's ring PMD: the port's tx queue feeds its rx queue; no NIC, no hugepage-sized
 # copies: the rx queue gets the tx queue's mbufs as they are):
 #   generator    the CLI's sender thread (ndq-tx) on --gen-cpu: netdaq payloads (24-byte
-#                header + SIZE sample bytes, header only written: --no-verify), unpaced, burst 64
+#                header + SIZE sample bytes, header only written: --no-verify), burst 64, from
+#                its tx queue's own region (a mempool of mbufs: the dpdk engine's fast TX path);
+#                unpaced, or paced by the tx queue's pacer (tx.rate_pps) at --gen-rate
 #   worker       the rx queue in `mode: worker, cpu_core: W` (thread ndq-nic/rx0 on --worker-cpu):
 #                polls the port, hands bursts of 64 through a ring (ring_depth 32 + the bursts the
 #                GPU jobs may hold: 66 with job_packets 1024)
@@ -25,6 +27,23 @@
 # as aligned 16-byte vectors (the samples are 66 bytes into the frame); read in place
 # (staging: direct) it read each vector twice over PCIe and placed 0.38x pinned H2D at 8 KB.
 # Sizes (--sizes) are sample bytes per packet: frames on the port are SIZE + 24 + 42 bytes.
+#
+# The generator's rate (--gen-rate). Unpaced, one sender thread offers what it can: about 13 Mpps
+# on an H100/H200 machine at 1 KB and 8 KB alike (its cost is per packet: each packet's mbuf and
+# header lines come back from the worker's core, since net_ring hands the tx queue's mbufs to
+# the rx queue and the worker frees them into the generator's pool). At 8 KB that is ~2.4x what
+# PCIe carries, so an unpaced 8 KB row measures the pipeline under overload (ring_full drops in
+# every GPU row, counted). `--gen-rate 0.82h2d` paces the GPU rows' generator at 0.82 x the
+# pinned H2D GB/s measured at the start of this run (pps = 0.82 x GB/s / SIZE sample bytes), so
+# a row that keeps up drops nothing and one that does not shows ring_full drops: "placed >= F x
+# H2D with no drops" is then a statement about the pipeline, not about an overload. Why pace
+# rather than back-pressure the sender (the worker leaving packets in the port's ring): a NIC
+# does not back-pressure the wire, it drops (imissed) when its descriptors are full, so the
+# honest test of a receive path is a stated offered rate and every loss counted, as here.
+# The row says what was offered (gen_rate_pps in the JSON, "offered" in the rows' lines) and
+# the generator's sent / placed (>= 1 when the generator is not the row's limit). rx_only rows
+# are paced only by an N Mpps rate: unpaced, their sent rate is the generator's capacity on this
+# port and CPU.
 #
 # Limits, once per size in the same run, on the same CPUs:
 #   testpmd  dpdk-testpmd -v (EAL as the row's netdaq: in-memory on hugepages, or --no-huge)
@@ -60,6 +79,7 @@
 #            [--gen-cpu N] [--worker-cpu N] [--app-cpu N] [--main-cpu N] [--json FILE]
 #            [--netdaq PATH] [--throughput PATH] [--testpmd PATH] [--memory huge|plain]
 #            [--hugepages N] [--job-packets N] [--frame-packets N] [--verify] [--keep DIR]
+#            [--gen-rate unpaced|Fh2d|NMpps]
 #   --duration S       seconds of traffic per row and of testpmd per size, whole, >= 3 (default 5)
 #   --sizes LIST       sample bytes per packet, 1..16000 each (default 1024,8192)
 #   --launches LIST    rows per size, in this order: rx_only, per_burst, graph, persistent
@@ -79,6 +99,9 @@
 #   --job-packets N    rx.reorder job_packets of the GPU rows (default 1024; 0: a job per burst)
 #   --frame-packets N  rx.reorder packets_per_frame (default 64 below 4 KiB samples, else 16)
 #   --verify           netdaq writes and checks every payload byte (default: headers only)
+#   --gen-rate R       the GPU rows' generator: unpaced (default), Fh2d (F x pinned H2D GB/s of
+#                      this run, in sample bytes; F in (0, 2]; needs the GPU rows) or NMpps (N
+#                      million packets/s)
 #   --json FILE        write settings, rows, limits, ratios and the checks' outcome
 #   --keep DIR         keep every file (configs, logs, netdaq JSON and --stats lines, thread CPU
 #                      samples)
@@ -107,6 +130,7 @@ job_packets=1024
 frame_packets=""
 verify=0
 keep=""
+gen_rate=unpaced
 port=47800
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -128,6 +152,7 @@ while [ $# -gt 0 ]; do
     --frame-packets) frame_packets=$2; shift 2 ;;
     --verify) verify=1; shift ;;
     --keep) keep=$2; shift 2 ;;
+    --gen-rate) gen_rate=$2; shift 2 ;;
     -h|--help) usage ;;
     *) bad_option "$1" ;;
   esac
@@ -149,6 +174,17 @@ need_other_cpus --worker-cpu "$worker_cpu" --gen-cpu "$gen_cpu"
 need_other_cpus --worker-cpu "$worker_cpu" --app-cpu "$app_cpu"
 need_other_cpus --worker-cpu "$worker_cpu" --main-cpu "$main_cpu"
 case "$memory" in huge|plain) ;; *) die "--memory: huge or plain" ;; esac
+# --gen-rate: unpaced, F h2d (0 < F <= 2) or N Mpps (0 < N <= 1000)
+if [[ "$gen_rate" =~ ^([0-9]+(\.[0-9]+)?)h2d$ ]]; then
+  python3 -c 'import sys; sys.exit(0 if 0 < float(sys.argv[1]) <= 2 else 1)' "${BASH_REMATCH[1]}" \
+    || die "--gen-rate $gen_rate: F h2d with 0 < F <= 2"
+  [ "$no_gpu" = 0 ] || die "--gen-rate $gen_rate: a fraction of pinned H2D needs the GPU rows (not --no-gpu); use N Mpps"
+elif [[ "$gen_rate" =~ ^([0-9]+(\.[0-9]+)?)[Mm]pps$ ]]; then
+  python3 -c 'import sys; sys.exit(0 if 0 < float(sys.argv[1]) <= 1000 else 1)' "${BASH_REMATCH[1]}" \
+    || die "--gen-rate $gen_rate: N Mpps with 0 < N <= 1000"
+elif [ "$gen_rate" != unpaced ]; then
+  die "--gen-rate: unpaced, Fh2d (e.g. 0.82h2d: 0.82 x pinned H2D) or NMpps (e.g. 5.5Mpps) (got '$gen_rate')"
+fi
 IFS=, read -r -a size_list <<<"$sizes"
 [ "${#size_list[@]}" -gt 0 ] || die "--sizes: at least one size"
 for s in "${size_list[@]}"; do
@@ -247,10 +283,34 @@ frame_buffers_of() {
 rx_bufs() { local n=$(((ring_depth + 1) * batch + 1024 + 256 + bursts_in_flight * (batch + job_packets) + 512)); echo $(((n + 1023) / 1024 * 1024)); }
 tx_bufs() { local n=$((64 * batch + 1024 + 1024 + $(rx_bufs))); echo $(((n + 1023) / 1024 * 1024)); }
 
-# netdaq_config SIZE LAUNCH: the row's config
+# gen_pps SIZE LAUNCH: the generator's packets/s for the row (--gen-rate), nothing if unpaced;
+# Fh2d from the pinned H2D figure of this run (the one the row's ratio uses)
+gen_pps() {
+  case "$gen_rate" in
+    unpaced) ;;
+    *[Mm]pps) python3 -c 'import sys; print(round(float(sys.argv[1][:-4]) * 1e6))' "$gen_rate" ;;
+    *h2d) [ "$2" = rx_only ] || python3 - "$tmp/h2d.json" "$1" "${gen_rate%h2d}" <<'PY'
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception:
+    sys.exit(0)  # no H2D figure: the row fails (below)
+size, f = int(sys.argv[2]), float(sys.argv[3])
+row = next((x for x in j.get("results") or [] if x.get("section") == "h2d_pinned"
+            and x.get("packet_bytes") == (1024 if size < 4096 else 8192) and x.get("gbps")), None)
+if row:
+    print(round(f * row["gbps"] * 1e9 / size))
+PY
+      ;;
+  esac
+}
+
+# netdaq_config SIZE LAUNCH [PPS]: the row's config (PPS: the generator's pacing)
 netdaq_config() {
-  local size=$1 launch=$2 kind gpu_key="" hp=true reorder="" staging=copy buf
+  local size=$1 launch=$2 kind gpu_key="" hp=true reorder="" staging=copy buf rate=""
   buf=$(buf_size "$size")
+  [ -z "${3:-}" ] || rate="
+      rate_pps: $3"
   [ "$memory" = huge ] || hp=false
   if [ "$launch" = rx_only ]; then
     if [ "$memory" = huge ]; then kind=huge; else kind=host; fi
@@ -276,7 +336,7 @@ interfaces:
         - {id: 0, mode: worker, cpu_core: $worker_cpu, batch_size: $batch, ring_depth: $ring_depth, memory_regions: [rx_bufs]}
 ${reorder}
     tx:
-      destination: udp://10.0.0.2:$port
+      destination: udp://10.0.0.2:$port${rate}
       queues:
         - {id: 0, batch_size: $batch, memory_regions: [tx_bufs]}
     dpdk: {dst_mac: "02:00:00:00:00:02", src_ip: 10.0.0.1, rx_desc: 1024, mempool_cache: 256}
@@ -389,11 +449,19 @@ PY
 # ---- a netdaq row ----
 # netdaq_row NAME SIZE LAUNCH: `netdaq run` for --duration s with the sampler beside it
 netdaq_row() {
-  local name=$1 out=$tmp/$1 check=--no-verify rc=0 npid spid env=()
+  local name=$1 out=$tmp/$1 check=--no-verify rc=0 npid spid env=() pps=""
   [ "$verify" = 0 ] || check=""
   [ "$3" != persistent ] || env=(env CUDA_MODULE_LOADING=EAGER)  # no lazy kernel load while it runs
-  netdaq_config "$2" "$3" >"$out.yaml"
-  echo "row $name: netdaq run ($3, $2 B samples, $duration s)" >&2
+  if [ "$gen_rate" != unpaced ]; then
+    pps=$(gen_pps "$2" "$3")
+    if [ -z "$pps" ] && [ "$3" != rx_only ]; then
+      round_failed "$name" "--gen-rate $gen_rate: no pinned H2D figure to pace the generator at"
+      return
+    fi
+  fi
+  echo "${pps:-unpaced}" >"$out.gen_rate"
+  netdaq_config "$2" "$3" "$pps" >"$out.yaml"
+  echo "row $name: netdaq run ($3, $2 B samples, $duration s, generator ${pps:+paced at }${pps:-unpaced}${pps:+ pps})" >&2
   date +%s.%N >"$out.rx.start"
   # shellcheck disable=SC2086  # check: no word or one
   timeout -s INT -k 5 "$bound" "${env[@]}" "$netdaq" run "$out.yaml" -q $check -d "$duration" --json "$out.json" \
@@ -471,7 +539,7 @@ settings=$(python3 -c 'import json, sys; print(json.dumps(dict(zip(sys.argv[1::2
   job_packets "$job_packets" frame_packets "$frame_packets" verify "$verify" batch "$batch" ring_depth "$ring_depth" \
   bursts_in_flight "$bursts_in_flight" max_open_frames "$max_open_frames" load_before "$load_before" \
   load_after "$load_after" runtime_dirs_left "$leftover" testpmd "$testpmd" throughput "$throughput" \
-  drivers "${NETDAQ_DPDK_DRIVERS:-}")
+  drivers "${NETDAQ_DPDK_DRIVERS:-}" gen_rate "$gen_rate")
 report "$tmp" "$json_out" "$netdaq" "$settings" <<'PY'
 tmp, out, netdaq, settings = sys.argv[1:5]
 settings = json.loads(settings)
@@ -594,6 +662,8 @@ def netdaq_row(size, launch):
     base = f"{tmp}/{name}"
     row = {"size": size, "row": launch, "frame_bytes": size + 66, "udp_payload": size + 24,
            "staging": None if launch == "rx_only" else "copy"}
+    g = text(base + ".gen_rate").strip()
+    row["gen_rate_pps"] = int(g) if g.isdigit() else None  # the generator's pacing; None: unpaced
     j = load_json(base + ".json")
     if j is None and name in failed:  # netdaq failed (its reason is the failure): nothing measured
         row.update(ok=False, failures=FAILURES[start:] + [f"{at}: {w}" for w in failed[name]],
@@ -665,7 +735,9 @@ for size in sizes:
         mine = row.get("rx_pps") if launch == "rx_only" else row.get("placed_pps")
         h2d = (limits["h2d"].get(size) or {}).get("gbps")
         row["ratios"] = {"netdaq_mpps_over_testpmd": mine / tp if mine and tp else None,
-                         "gpu_gbps_over_h2d": row["gpu_gbps"] / h2d if row.get("gpu_gbps") and h2d else None}
+                         "gpu_gbps_over_h2d": row["gpu_gbps"] / h2d if row.get("gpu_gbps") and h2d else None,
+                         # > 1: the generator offered more than the row took (not the row's limit)
+                         "sent_over_netdaq": row["sent_pps"] / mine if row.get("sent_pps") and mine else None}
         rows.append(row)
 
 # ---- the table ----
@@ -718,6 +790,10 @@ for row in rows:
                  f"{reasons_text(r.get('drop_reasons'))}")
         if row.get("tx_drops"):
             line += f"; tx {reasons_text(row['tx_drops'])}"
+        gr = row.get("gen_rate_pps")
+        line += (f"\n      generator: {'paced at ' + f2(gr, 1e6) + ' Mpps' if gr else 'unpaced'}, sent "
+                 f"{f2(row.get('sent_pps'), 1e6)} Mpps = {f2(row['ratios'].get('sent_over_netdaq'))}x what the row "
+                 f"{'received' if row['row'] == 'rx_only' else 'placed'}")
     p = row.get("pipeline")
     if p:
         line += (f"\n      gpu: packets in {num(p.get('packets_in'))}, placed {num(p.get('packets_placed'))}; frames "
@@ -738,7 +814,7 @@ tpv = next((v.get("version") for v in limits["testpmd"].values() if v.get("versi
 ver = netdaq_version(netdaq)
 print(f"\n{ver} ({netdaq}); testpmd {tpv or '?'} ({settings['testpmd']}); {settings['duration_s']} s per row; CPUs: "
       f"generator {settings['gen_cpu']}, worker {settings['worker_cpu']}, application {settings['app_cpu']}, main "
-      f"{settings['main_cpu']}; burst {settings['batch']}, job_packets {settings['job_packets']}; memory "
+      f"{settings['main_cpu']}; generator {settings['gen_rate']}; burst {settings['batch']}, job_packets {settings['job_packets']}; memory "
       f"{settings['memory']}; {machine(settings)}")
 if settings["runtime_dirs_left"]:
     warn("netdaq", f"left a DPDK runtime dir behind (removed now): {settings['runtime_dirs_left']}")

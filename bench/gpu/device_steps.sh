@@ -6,11 +6,14 @@
 #   bench/gpu/device_steps.sh STEP...   STEP: build | tests=FILTER | pipeline=SIZES:LAUNCHES[:NAME] |
 #                                       gpu_pipeline=ARGS (commas for spaces)[:NAME] | dpdk=ROUNDS[:NAME] |
 #                                       env=VAR=VALUE (exported for the steps after it)
+# PIPELINE_ARGS (env=PIPELINE_ARGS=--gen-rate,0.82h2d): more bench/pipeline.sh options for the
+# pipeline steps after it, commas for spaces.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-out}
 mkdir -p "$out"
 export CUDA_MODULE_LOADING=EAGER NETDAQ_REQUIRE_GPU=1
+PIPELINE_ARGS=${PIPELINE_ARGS:-}
 prefix=()
 if [ -d .carry/include ]; then
   export CPLUS_INCLUDE_PATH=$PWD/.carry/include${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}
@@ -29,6 +32,10 @@ for step in "$@"; do
   case "$what" in
     build)
       nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+      # which CPUs share a core (the rows pin generator, worker, application on CPUs 2, 3, 4)
+      lscpu | grep -E "^(Model name|Thread|Core|Socket|L3)" | tr -s ' ' | tee -a "$out/gpu.txt"
+      for c in 1 2 3 4; do echo "cpu$c siblings $(cat /sys/devices/system/cpu/cpu$c/topology/thread_siblings_list)"; done \
+        | tr '\n' ';' | tee -a "$out/gpu.txt"; echo
       cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETDAQ_BUILD_BENCH=ON "${prefix[@]}" \
         > "$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
       cmake --build build-gpu -j"$(nproc)" --target netdaq netdaq_gpu_tests netdaq_cli netdaq_gpu_pipeline \
@@ -40,8 +47,10 @@ for step in "$@"; do
       summary+=("tests $arg: $(grep -E '^\[  (PASSED|FAILED) ' "$out/gpu_tests.log" | tr '\n' ' ')") ;;
     env) export "${arg?}"; echo "env $arg" ;;
     pipeline)
-      timeout 400 bench/pipeline.sh --duration 5 --sizes "${arg%%:*}" --launches "${arg#*:}" \
+      # shellcheck disable=SC2086  # PIPELINE_ARGS: the options, split
+      timeout 400 bench/pipeline.sh --duration 5 --sizes "${arg%%:*}" --launches "${arg#*:}" ${PIPELINE_ARGS//,/ } \
         --netdaq build-gpu/tools/netdaq/netdaq --json "$out/pipeline$name.json" > "$out/pipeline$name.log" 2>&1 || rc=1
+      grep -E "^ *generator: " "$out/pipeline$name.log" | head -8
       sed -n '/^ size row/,/^(Mpps/p' "$out/pipeline$name.log" | grep -v "^(Mpps"
       grep -E "FAILED|checks passed" "$out/pipeline$name.log" | cut -c1-200 | head -8 ;;
     gpu_pipeline)
