@@ -28,14 +28,14 @@ TxQueueImpl::~TxQueueImpl() {
 
 TxBurst TxQueueImpl::allocate(size_t n) noexcept {
   port_->poll_completions();
-  BurstDesc* d = nullptr;
-  if (!free_.dequeue_burst(&d, 1)) return {};
+  BurstDesc* d = hot_.exchange(nullptr, std::memory_order_acquire);
+  if (!d && !free_.dequeue_burst(&d, 1)) return {};
   const uint32_t want = static_cast<uint32_t>(std::min<size_t>(n, d->capacity));
   d->first = 0;
   d->count = port_->alloc_buffers(res_, d->pkts, want);
   if (d->count < want) res_.counters->drop(DropReason::pool_empty, want - d->count);
   if (d->count == 0) {
-    free_.enqueue_burst(&d, 1);
+    put_back(d);
     return {};
   }
   outstanding_.fetch_add(1, std::memory_order_relaxed);
@@ -68,8 +68,14 @@ void TxQueueImpl::release(BurstDesc* d) noexcept {
     port_->free_buffers(res_, d->pkts + d->first, unsent);
   }
   d->count = d->first = 0;
-  free_.enqueue_burst(&d, 1);
+  put_back(d);
   outstanding_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void TxQueueImpl::put_back(BurstDesc* d) noexcept {
+  BurstDesc* empty = nullptr;
+  if (!hot_.compare_exchange_strong(empty, d, std::memory_order_release, std::memory_order_relaxed))
+    free_.enqueue_burst(&d, 1);
 }
 
 QueueStats TxQueueImpl::stats() const {
