@@ -63,7 +63,7 @@ bool udp_bound(const std::string& ns, uint16_t port) {
   std::string out;
   const std::vector<std::string> argv =
       ns.empty() ? std::vector<std::string>{"cat", "/proc/net/udp"}
-                 : std::vector<std::string>{"ip", "netns", "exec", ns, "cat", "/proc/net/udp"};
+                 : std::vector<std::string>{"nsenter", "--net=/run/netns/" + ns, "cat", "/proc/net/udp"};
   if (ndqtest::run_command(argv, &out) != 0) return false;
   std::istringstream in(out);
   std::string line;
@@ -82,7 +82,7 @@ uint64_t udp_rcvbuf_errors(const std::string& ns) {
   std::string text;
   const std::vector<std::string> argv =
       ns.empty() ? std::vector<std::string>{"cat", "/proc/net/snmp"}
-                 : std::vector<std::string>{"ip", "netns", "exec", ns, "cat", "/proc/net/snmp"};
+                 : std::vector<std::string>{"nsenter", "--net=/run/netns/" + ns, "cat", "/proc/net/snmp"};
   if (ndqtest::run_command(argv, &text) != 0) return 0;
   std::istringstream in(text);
   std::string names, values, line;
