@@ -1,10 +1,10 @@
 // Issue 35, item 1: can a GPU kernel own an AF_XDP socket's rings? Measured, not assumed.
 //
 // The probe makes an AF_XDP socket the way the afxdp engine does, but from raw syscalls (the
-// GPU machine has no libxdp): a UMEM, fill / completion / RX rings mmap()ed from the socket,
-// an XSKMAP and a five-instruction XDP program (redirect by rx_queue_index) attached in
-// generic mode to the loopback of a network namespace of its own (unshare: nothing else is
-// on that lo, everything disappears with the process). Then it registers each ring mapping
+// GPU machine has no libxdp; raw_xsk.h): a UMEM, the rings mmap()ed from the socket, an XSKMAP
+// and a small XDP program (UDP to one port -> the socket) attached in generic mode to the
+// loopback of a network namespace of its own (nothing else is on that lo, everything
+// disappears with the process). Then it registers each ring mapping
 // with CUDA (cudaHostRegister, mapped) and lets a block of GPU warps run the consumer side:
 //   - reads the RX producer the kernel writes (system-scope acquire),
 //   - checks each packet's payload in the UMEM (pinned host memory, mapped; a warp per packet),
@@ -24,18 +24,7 @@
 //   netdaq_xsk_gpu_rings [--consumer gpu|cpu] [--packets N] [--size B] [--window W]
 //                        [--seconds S] [--json FILE]
 // Exit status: 0 every packet accounted for and checked, 1 a check failed, 2 setup failed.
-#include <arpa/inet.h>
-#include <linux/bpf.h>
-#include <linux/if_link.h>
-#include <linux/if_xdp.h>
-#include <net/if.h>
 #include <netinet/in.h>
-#include <sched.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -52,11 +41,15 @@
 #include <cuda/atomic>
 #include <cuda_runtime.h>
 
+#include "raw_xsk.h"
+
 namespace {
 
-constexpr uint32_t kRingSize = 2048;      // fill and RX descriptors
-constexpr uint32_t kFrameSize = 2048;     // UMEM chunk
-constexpr uint32_t kFrames = 2 * kRingSize;
+using raw_xsk::kFrameSize;
+using raw_xsk::kFrames;
+using raw_xsk::kRingSize;
+using raw_xsk::die;
+using raw_xsk::Xsk;
 constexpr uint32_t kHeaders = 14 + 20 + 8;  // what generic XDP hands the socket before the payload
 constexpr uint16_t kPort = 47000;
 constexpr unsigned kWarps = 8;             // GPU consumer: packets checked at once
@@ -71,133 +64,6 @@ struct Options {
   double seconds = 20;
   std::string json;
 };
-
-[[noreturn]] void die(const char* what, int err = errno) {
-  std::fprintf(stderr, "xsk_gpu_rings: %s: %s\n", what, std::strerror(err));
-  std::exit(2);
-}
-
-// One mmap()ed ring as both sides see it (host addresses; device ones after registration).
-struct Ring {
-  uint32_t* producer = nullptr;
-  uint32_t* consumer = nullptr;
-  void* desc = nullptr;
-  void* map = nullptr;
-  size_t map_len = 0;
-};
-
-Ring map_ring(int fd, const xdp_ring_offset& off, size_t desc_size, off_t pgoff) {
-  Ring r;
-  r.map_len = off.desc + kRingSize * desc_size;
-  r.map = mmap(nullptr, r.map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, pgoff);
-  if (r.map == MAP_FAILED) die("mmap of a ring");
-  auto* base = static_cast<uint8_t*>(r.map);
-  r.producer = reinterpret_cast<uint32_t*>(base + off.producer);
-  r.consumer = reinterpret_cast<uint32_t*>(base + off.consumer);
-  r.desc = base + off.desc;
-  return r;
-}
-
-long sys_bpf(int cmd, bpf_attr* a) { return syscall(__NR_bpf, cmd, a, sizeof(*a)); }
-
-// XDP: return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
-int load_redirect_program(int map_fd) {
-  const bpf_insn insns[] = {
-      {BPF_LDX | BPF_MEM | BPF_W, BPF_REG_2, BPF_REG_1, offsetof(xdp_md, rx_queue_index), 0},
-      {BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd},
-      {0, 0, 0, 0, 0},
-      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, XDP_PASS},
-      {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_redirect_map},
-      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-  };
-  static char log[4096];
-  bpf_attr a{};
-  a.prog_type = BPF_PROG_TYPE_XDP;
-  a.expected_attach_type = BPF_XDP;
-  a.insns = reinterpret_cast<uint64_t>(insns);
-  a.insn_cnt = sizeof(insns) / sizeof(insns[0]);
-  a.license = reinterpret_cast<uint64_t>("GPL");
-  a.log_buf = reinterpret_cast<uint64_t>(log);
-  a.log_size = sizeof(log);
-  a.log_level = 1;
-  const int fd = static_cast<int>(sys_bpf(BPF_PROG_LOAD, &a));
-  if (fd < 0) {
-    std::fprintf(stderr, "xsk_gpu_rings: verifier log:\n%s\n", log);
-    die("BPF_PROG_LOAD");
-  }
-  return fd;
-}
-
-// A network namespace of our own with its loopback up: the XDP program sees only our traffic.
-int own_loopback() {
-  if (unshare(CLONE_NEWNET) != 0) die("unshare(CLONE_NEWNET)");
-  const int s = socket(AF_INET, SOCK_DGRAM, 0);
-  ifreq ifr{};
-  std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
-  if (ioctl(s, SIOCGIFFLAGS, &ifr) != 0) die("SIOCGIFFLAGS lo");
-  ifr.ifr_flags |= IFF_UP;
-  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) die("SIOCSIFFLAGS lo up");
-  close(s);
-  return static_cast<int>(if_nametoindex("lo"));
-}
-
-struct Xsk {
-  int fd = -1;
-  Ring fill, comp, rx;
-  uint8_t* umem = nullptr;
-};
-
-Xsk open_xsk(int ifindex, uint8_t* umem) {
-  Xsk x;
-  x.umem = umem;
-  x.fd = socket(AF_XDP, SOCK_RAW, 0);
-  if (x.fd < 0) die("socket(AF_XDP)");
-  xdp_umem_reg reg{};
-  reg.addr = reinterpret_cast<uint64_t>(umem);
-  reg.len = uint64_t(kFrames) * kFrameSize;
-  reg.chunk_size = kFrameSize;
-  if (setsockopt(x.fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg)) != 0) die("XDP_UMEM_REG");
-  const int n = kRingSize;
-  if (setsockopt(x.fd, SOL_XDP, XDP_UMEM_FILL_RING, &n, sizeof(n)) != 0) die("XDP_UMEM_FILL_RING");
-  if (setsockopt(x.fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &n, sizeof(n)) != 0) die("XDP_UMEM_COMPLETION_RING");
-  if (setsockopt(x.fd, SOL_XDP, XDP_RX_RING, &n, sizeof(n)) != 0) die("XDP_RX_RING");
-  xdp_mmap_offsets off{};
-  socklen_t len = sizeof(off);
-  if (getsockopt(x.fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &len) != 0) die("XDP_MMAP_OFFSETS");
-  x.fill = map_ring(x.fd, off.fr, sizeof(uint64_t), XDP_UMEM_PGOFF_FILL_RING);
-  x.comp = map_ring(x.fd, off.cr, sizeof(uint64_t), XDP_UMEM_PGOFF_COMPLETION_RING);
-  x.rx = map_ring(x.fd, off.rx, sizeof(xdp_desc), XDP_PGOFF_RX_RING);
-  sockaddr_xdp sa{};
-  sa.sxdp_family = AF_XDP;
-  sa.sxdp_ifindex = ifindex;
-  sa.sxdp_queue_id = 0;
-  sa.sxdp_flags = XDP_COPY;  // generic XDP on lo: the kernel copies each packet into our UMEM
-  if (bind(x.fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) die("bind(AF_XDP, lo, queue 0)");
-  return x;
-}
-
-void attach(int ifindex, int xsk_fd) {
-  bpf_attr m{};
-  m.map_type = BPF_MAP_TYPE_XSKMAP;
-  m.key_size = 4;
-  m.value_size = 4;
-  m.max_entries = 1;
-  const int map_fd = static_cast<int>(sys_bpf(BPF_MAP_CREATE, &m));
-  if (map_fd < 0) die("BPF_MAP_CREATE(XSKMAP)");
-  const uint32_t key = 0, value = static_cast<uint32_t>(xsk_fd);
-  bpf_attr u{};
-  u.map_fd = map_fd;
-  u.key = reinterpret_cast<uint64_t>(&key);
-  u.value = reinterpret_cast<uint64_t>(&value);
-  if (sys_bpf(BPF_MAP_UPDATE_ELEM, &u) != 0) die("XSKMAP update");
-  const int prog = load_redirect_program(map_fd);
-  bpf_attr l{};
-  l.link_create.prog_fd = prog;
-  l.link_create.target_ifindex = ifindex;
-  l.link_create.attach_type = BPF_XDP;
-  l.link_create.flags = XDP_FLAGS_SKB_MODE;
-  if (sys_bpf(BPF_LINK_CREATE, &l) < 0) die("BPF_LINK_CREATE (XDP, generic, lo)");
-}
 
 // What the consumer found; in mapped memory for the GPU (the sender reads `taken` as it goes).
 struct Counts {
@@ -377,12 +243,6 @@ T* dev_addr(void* host_base, void* dev_base, const void* host_p) {
                               (static_cast<const uint8_t*>(host_p) - static_cast<uint8_t*>(host_base)));
 }
 
-xdp_statistics xsk_stats(int fd) {
-  xdp_statistics s{};
-  socklen_t len = sizeof(s);
-  if (getsockopt(fd, SOL_XDP, XDP_STATISTICS, &s, &len) != 0) die("XDP_STATISTICS");
-  return s;
-}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -419,7 +279,7 @@ Options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
-  const int ifindex = own_loopback();
+  const int ifindex = raw_xsk::own_loopback();
 
   // The UMEM: pinned and mapped for the GPU consumer, plain pages for the CPU one.
   const size_t umem_len = size_t(kFrames) * kFrameSize;
@@ -447,8 +307,8 @@ int main(int argc, char** argv) {
   std::memset(counts, 0, sizeof(Counts));
   *stop_flag = 0;
 
-  Xsk x = open_xsk(ifindex, umem);
-  attach(ifindex, x.fd);
+  Xsk x = raw_xsk::open_xsk(ifindex, umem);
+  raw_xsk::attach(ifindex, x.fd, kPort);
 
   // A UDP socket on the port: whatever the program passes to the stack lands here, counted.
   const int passed_sock = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
@@ -504,7 +364,7 @@ int main(int argc, char** argv) {
   const auto end = t0 + std::chrono::duration<double>(o.seconds);
   uint64_t sent = 0, send_errors = 0, corrupted = 0;
   auto dropped = [&] {  // the socket's own drop counters (a syscall: only when the window is full)
-    const xdp_statistics st = xsk_stats(x.fd);
+    const xdp_statistics st = raw_xsk::stats(x.fd);
     return st.rx_dropped + st.rx_ring_full;
   };
   for (uint64_t k = 0; k < o.packets && std::chrono::steady_clock::now() < end; ++k) {
@@ -540,7 +400,7 @@ int main(int argc, char** argv) {
   }
   uint64_t passed = 0;
   while (recv(passed_sock, buf, sizeof(buf), 0) > 0) ++passed;
-  const xdp_statistics st = xsk_stats(x.fd);
+  const xdp_statistics st = raw_xsk::stats(x.fd);
   const unsigned long long got = counts->taken;
   const uint64_t drops = st.rx_dropped + st.rx_ring_full;
   // Every corrupted message found, nothing else (with drops: no more than were corrupted)
