@@ -28,19 +28,22 @@
 # (staging: direct) it read each vector twice over PCIe and placed 0.38x pinned H2D at 8 KB.
 # Sizes (--sizes) are sample bytes per packet: frames on the port are SIZE + 24 + 42 bytes.
 #
-# The generator's rate (--gen-rate). Unpaced, one sender thread offers what it can: about 13 Mpps
-# on an H100/H200 machine at 1 KB and 8 KB alike (its cost is per packet: each packet's mbuf and
+# The generator's rate (--gen-rate). Unpaced, one sender thread offers what it can: 11-15 Mpps
+# on an H200 machine at 1 KB and 8 KB alike (its cost is per packet: each packet's mbuf and
 # header lines come back from the worker's core, since net_ring hands the tx queue's mbufs to
-# the rx queue and the worker frees them into the generator's pool). At 8 KB that is ~2.4x what
+# the rx queue and the worker frees them into the generator's pool; the rx_only row, generator
+# and worker alone, stalls at ~11 Mpps on both, so at 1 KB the generator is about as fast as
+# the pipeline it feeds, not 3x: bench/README.md, issue 34 item 2). At 8 KB that is ~2.4x what
 # PCIe carries, so an unpaced 8 KB row measures the pipeline under overload (ring_full drops in
 # every GPU row, counted). `--gen-rate 0.82h2d` paces the GPU rows' generator at 0.82 x the
 # pinned H2D GB/s measured at the start of this run (pps = 0.82 x GB/s / SIZE sample bytes), so
-# a row that keeps up drops nothing and one that does not shows ring_full drops: "placed >= F x
+# a row that keeps up (and rides out the host's stalls in its rings) drops nothing and one that
+# does not shows ring_full drops: "placed >= F x
 # H2D with no drops" is then a statement about the pipeline, not about an overload. Why pace
 # rather than back-pressure the sender (the worker leaving packets in the port's ring): a NIC
 # does not back-pressure the wire, it drops (imissed) when its descriptors are full, so the
 # honest test of a receive path is a stated offered rate and every loss counted, as here.
-# The row says what was offered (gen_rate_pps in the JSON, "offered" in the rows' lines) and
+# The row says what was offered (gen_rate_pps in the JSON, its "generator:" line) and
 # the generator's sent / placed (>= 1 when the generator is not the row's limit). rx_only rows
 # are paced only by an N Mpps rate: unpaced, their sent rate is the generator's capacity on this
 # port and CPU.
