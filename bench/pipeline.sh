@@ -82,7 +82,7 @@
 #            [--gen-cpu N] [--worker-cpu N] [--app-cpu N] [--main-cpu N] [--json FILE]
 #            [--netdaq PATH] [--throughput PATH] [--testpmd PATH] [--memory huge|plain]
 #            [--hugepages N] [--job-packets N] [--frame-packets N] [--verify] [--keep DIR]
-#            [--gen-rate unpaced|Fh2d|NMpps]
+#            [--gen-rate unpaced|Fh2d|NMpps] [--ring-slack N]
 #   --duration S       seconds of traffic per row and of testpmd per size, whole, >= 3 (default 5)
 #   --sizes LIST       sample bytes per packet, 1..16000 each (default 1024,8192)
 #   --launches LIST    rows per size, in this order: rx_only, per_burst, graph, persistent
@@ -100,6 +100,9 @@
 #   --hugepages N      2 MiB hugepages reserved on top of those already reserved and given back
 #                      at the end, also on an error or Ctrl-C (default 512; 0: none)
 #   --job-packets N    rx.reorder job_packets of the GPU rows (default 1024; 0: a job per burst)
+#   --ring-slack N     bursts of the worker's ring beyond what the GPU jobs may hold (default 32:
+#                      2,048 packets, ~0.4 ms at 5.5 Mpps, what the application may fall behind
+#                      in a stall before the worker drops as ring_full); 1..4096
 #   --frame-packets N  rx.reorder packets_per_frame (default 64 below 4 KiB samples, else 16)
 #   --verify           netdaq writes and checks every payload byte (default: headers only)
 #   --gen-rate R       the GPU rows' generator: unpaced (default), Fh2d (F x pinned H2D GB/s of
@@ -130,6 +133,7 @@ testpmd=""
 memory=huge
 hugepages=512
 job_packets=1024
+ring_slack=32
 frame_packets=""
 verify=0
 keep=""
@@ -152,6 +156,7 @@ while [ $# -gt 0 ]; do
     --memory) memory=$2; shift 2 ;;
     --hugepages) hugepages=$2; shift 2 ;;
     --job-packets) job_packets=$2; shift 2 ;;
+    --ring-slack) ring_slack=$2; shift 2 ;;
     --frame-packets) frame_packets=$2; shift 2 ;;
     --verify) verify=1; shift ;;
     --keep) keep=$2; shift 2 ;;
@@ -164,9 +169,10 @@ done
 # ---- checks of the options and the tools ----
 need_root "hugepages, DPDK"
 need_duration
-for v in gen_cpu worker_cpu app_cpu main_cpu hugepages job_packets; do
+for v in gen_cpu worker_cpu app_cpu main_cpu hugepages job_packets ring_slack; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "--${v//_/-}: a whole number (got '${!v}')"
 done
+[ "$ring_slack" -ge 1 ] && [ "$ring_slack" -le 4096 ] || die "--ring-slack: 1..4096 bursts (got $ring_slack)"
 [ -z "$frame_packets" ] || [[ "$frame_packets" =~ ^[1-9][0-9]*$ ]] || die "--frame-packets: a whole number >= 1"
 ncpu=$(nproc --all)
 for v in gen_cpu worker_cpu app_cpu main_cpu; do
@@ -259,12 +265,12 @@ why() {
 batch=64
 bursts_in_flight=2
 max_open_frames=4
-# The worker's ring: 32 bursts, plus the bursts the GPU jobs hold (each job slot up to
+# The worker's ring: --ring-slack bursts (32), plus the bursts the GPU jobs hold (each job slot up to
 # job_packets / batch + 1 bursts until its job completes). The CLI's receiver retires finished
 # jobs only when it gets a burst: if the GPU jobs held every burst of the queue, the worker
 # would have none to fill (all ring_full) and the receiver none to take, until the run's end.
 # Every row gets the same ring, rx_only too.
-ring_depth=$((32 + bursts_in_flight * ((job_packets + batch - 1) / batch + 1)))
+ring_depth=$((ring_slack + bursts_in_flight * ((job_packets + batch - 1) / batch + 1)))
 frame_bytes() { echo $(($1 + 24 + 42)); }  # SIZE: the Ethernet frame (header 24, Ethernet/IPv4/UDP 42)
 # buf_size SIZE: one buffer holds the frame and DPDK's 128-byte headroom, in whole KiB, >= 2048
 buf_size() {
@@ -540,14 +546,14 @@ settings=$(python3 -c 'import json, sys; print(json.dumps(dict(zip(sys.argv[1::2
   duration_s "$duration" sizes "$sizes" launches "$launches" no_gpu "$no_gpu" gen_cpu "$gen_cpu" \
   worker_cpu "$worker_cpu" app_cpu "$app_cpu" main_cpu "$main_cpu" memory "$memory" hugepages_reserved "$hp_added" \
   job_packets "$job_packets" frame_packets "$frame_packets" verify "$verify" batch "$batch" ring_depth "$ring_depth" \
-  bursts_in_flight "$bursts_in_flight" max_open_frames "$max_open_frames" load_before "$load_before" \
+  bursts_in_flight "$bursts_in_flight" ring_slack "$ring_slack" max_open_frames "$max_open_frames" load_before "$load_before" \
   load_after "$load_after" runtime_dirs_left "$leftover" testpmd "$testpmd" throughput "$throughput" \
   drivers "${NETDAQ_DPDK_DRIVERS:-}" gen_rate "$gen_rate")
 report "$tmp" "$json_out" "$netdaq" "$settings" <<'PY'
 tmp, out, netdaq, settings = sys.argv[1:5]
 settings = json.loads(settings)
 for k in ("duration_s", "no_gpu", "gen_cpu", "worker_cpu", "app_cpu", "main_cpu", "hugepages_reserved", "job_packets",
-          "verify", "batch", "ring_depth", "bursts_in_flight", "max_open_frames"):
+          "verify", "batch", "ring_depth", "bursts_in_flight", "ring_slack", "max_open_frames"):
     settings[k] = int(settings[k])
 settings["frame_packets"] = int(settings["frame_packets"]) if settings["frame_packets"] else None
 for k in ("no_gpu", "verify"):
