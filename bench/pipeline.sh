@@ -82,7 +82,7 @@
 #            [--gen-cpu N] [--worker-cpu N] [--app-cpu N] [--main-cpu N] [--json FILE]
 #            [--netdaq PATH] [--throughput PATH] [--testpmd PATH] [--memory huge|plain]
 #            [--hugepages N] [--job-packets N] [--frame-packets N] [--verify] [--keep DIR]
-#            [--gen-rate unpaced|Fh2d|NMpps] [--ring-slack N]
+#            [--gen-rate unpaced|Fh2d|NMpps] [--ring-slack N] [--job-timeout-us N]
 #   --duration S       seconds of traffic per row and of testpmd per size, whole, >= 3 (default 5)
 #   --sizes LIST       sample bytes per packet, 1..16000 each (default 1024,8192)
 #   --launches LIST    rows per size, in this order: rx_only, per_burst, graph, persistent
@@ -103,6 +103,8 @@
 #   --ring-slack N     bursts of the worker's ring beyond what the GPU jobs may hold (default 32:
 #                      2,048 packets, ~0.4 ms at 5.5 Mpps, what the application may fall behind
 #                      in a stall before the worker drops as ring_full); 1..4096
+#   --job-timeout-us N rx.reorder job_timeout_us of the GPU rows (default: netdaq's, 100 us: a
+#                      paced 8 KB row at 5.5 Mpps then sends jobs of ~550 packets, not 1,024)
 #   --frame-packets N  rx.reorder packets_per_frame (default 64 below 4 KiB samples, else 16)
 #   --verify           netdaq writes and checks every payload byte (default: headers only)
 #   --gen-rate R       the GPU rows' generator: unpaced (default), Fh2d (F x pinned H2D GB/s of
@@ -134,6 +136,7 @@ memory=huge
 hugepages=512
 job_packets=1024
 ring_slack=32
+job_timeout_us=""
 frame_packets=""
 verify=0
 keep=""
@@ -157,6 +160,7 @@ while [ $# -gt 0 ]; do
     --hugepages) hugepages=$2; shift 2 ;;
     --job-packets) job_packets=$2; shift 2 ;;
     --ring-slack) ring_slack=$2; shift 2 ;;
+    --job-timeout-us) job_timeout_us=$2; shift 2 ;;
     --frame-packets) frame_packets=$2; shift 2 ;;
     --verify) verify=1; shift ;;
     --keep) keep=$2; shift 2 ;;
@@ -172,6 +176,7 @@ need_duration
 for v in gen_cpu worker_cpu app_cpu main_cpu hugepages job_packets ring_slack; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "--${v//_/-}: a whole number (got '${!v}')"
 done
+[ -z "$job_timeout_us" ] || [[ "$job_timeout_us" =~ ^[1-9][0-9]{0,6}$ ]] || die "--job-timeout-us: a whole number of microseconds >= 1 (got '$job_timeout_us')"
 [ "$ring_slack" -ge 1 ] && [ "$ring_slack" -le 4096 ] || die "--ring-slack: 1..4096 bursts (got $ring_slack)"
 [ -z "$frame_packets" ] || [[ "$frame_packets" =~ ^[1-9][0-9]*$ ]] || die "--frame-packets: a whole number >= 1"
 ncpu=$(nproc --all)
@@ -329,7 +334,7 @@ netdaq_config() {
         - {queue: 0, gpu: 0, seq_offset: 8, seq_bits: 64, seq_byte_order: little, payload_offset: 24,
            payload_size: $size, packets_per_frame: $(ppf_of "$size"), max_open_frames: $max_open_frames,
            frame_buffers: $(frame_buffers_of "$size"), bursts_in_flight: $bursts_in_flight,
-           job_packets: $job_packets, staging: $staging, launch: $launch}"
+           job_packets: $job_packets,${job_timeout_us:+ job_timeout_us: $job_timeout_us,} staging: $staging, launch: $launch}"
   fi
   cat <<EOF
 # netdaq dpdk on net_ring0 (tx feeds rx) -> ${launch}: bench/pipeline.sh, $size sample bytes per packet
@@ -546,7 +551,7 @@ settings=$(python3 -c 'import json, sys; print(json.dumps(dict(zip(sys.argv[1::2
   duration_s "$duration" sizes "$sizes" launches "$launches" no_gpu "$no_gpu" gen_cpu "$gen_cpu" \
   worker_cpu "$worker_cpu" app_cpu "$app_cpu" main_cpu "$main_cpu" memory "$memory" hugepages_reserved "$hp_added" \
   job_packets "$job_packets" frame_packets "$frame_packets" verify "$verify" batch "$batch" ring_depth "$ring_depth" \
-  bursts_in_flight "$bursts_in_flight" ring_slack "$ring_slack" max_open_frames "$max_open_frames" load_before "$load_before" \
+  bursts_in_flight "$bursts_in_flight" ring_slack "$ring_slack" job_timeout_us "$job_timeout_us" max_open_frames "$max_open_frames" load_before "$load_before" \
   load_after "$load_after" runtime_dirs_left "$leftover" testpmd "$testpmd" throughput "$throughput" \
   drivers "${NETDAQ_DPDK_DRIVERS:-}" gen_rate "$gen_rate")
 report "$tmp" "$json_out" "$netdaq" "$settings" <<'PY'
@@ -556,6 +561,7 @@ for k in ("duration_s", "no_gpu", "gen_cpu", "worker_cpu", "app_cpu", "main_cpu"
           "verify", "batch", "ring_depth", "bursts_in_flight", "ring_slack", "max_open_frames"):
     settings[k] = int(settings[k])
 settings["frame_packets"] = int(settings["frame_packets"]) if settings["frame_packets"] else None
+settings["job_timeout_us"] = int(settings["job_timeout_us"]) if settings["job_timeout_us"] else None  # None: netdaq's default
 for k in ("no_gpu", "verify"):
     settings[k] = bool(settings[k])
 sizes = [int(s) for s in settings["sizes"].split(",") if s]
