@@ -41,7 +41,9 @@ class RxQueue {
 class TxQueue {
  public:
   // Up to n buffers from the queue's pool (fewer when the pool runs low, counted as
-  // pool_empty). Each packet has one segment of the region's buf_size. Never throws.
+  // pool_empty). Each packet has one segment: the region's buf_size less the headers the
+  // engine writes in front (and, dpdk, up to 7 cache lines a frame is shifted by within the
+  // room the MTU leaves); Packet::buffer() tells its size. Never throws.
   TxBurst allocate(size_t n) noexcept;
   QueueStats stats() const;
   const QueueConfig& config() const noexcept;
