@@ -116,6 +116,14 @@ inline int own_loopback() {
   ifr.ifr_flags |= IFF_UP;
   if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) die("SIOCSIFFLAGS lo up");
   close(s);
+  // What an AF_XDP socket transmits on lo arrives without the route a local socket's packets
+  // carry, so it is routed as input: 127/8 needs route_localnet, a local source accept_local
+  // (this namespace's settings).
+  for (const char* f : {"/proc/sys/net/ipv4/conf/all/route_localnet", "/proc/sys/net/ipv4/conf/lo/route_localnet",
+                        "/proc/sys/net/ipv4/conf/all/accept_local", "/proc/sys/net/ipv4/conf/lo/accept_local"}) {
+    FILE* sysctl = std::fopen(f, "w");
+    if (!sysctl || std::fputs("1", sysctl) < 0 || std::fclose(sysctl) != 0) die(f);
+  }
   return static_cast<int>(if_nametoindex("lo"));
 }
 

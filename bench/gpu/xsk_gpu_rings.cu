@@ -22,7 +22,10 @@
 // printed for that ring: the finding the issue asks for.
 //
 //   netdaq_xsk_gpu_rings [--consumer gpu|cpu] [--packets N] [--size B] [--window W]
-//                        [--seconds S] [--json FILE]
+//                        [--hold N] [--corrupt-every N] [--seconds S] [--json FILE]
+// --hold N keeps the first N buffers taken (a starved fill ring: the kernel's drops must
+// account for the rest); --corrupt-every N spoils one byte of every N-th message (the
+// consumer must find exactly those).
 // Exit status: 0 every packet accounted for and checked, 1 a check failed, 2 setup failed.
 #include <netinet/in.h>
 
