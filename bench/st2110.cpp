@@ -546,9 +546,13 @@ int run(const Options& o) {
   if (o.gro) {
     const std::string& dev = lab.a().veth;
     std::string out;
+    // threaded lives only in sysfs, and a sysfs shows the devices of the namespace that
+    // mounted it: one mounted from inside the namespace on a temporary directory (not `ip
+    // netns exec`, whose remount of / fails where / is no mount point, as in a chroot)
+    const std::string threaded = "d=$(mktemp -d) && mount -t sysfs sysfs \"$d\" && { echo 1 > \"$d/class/net/" + dev +
+                                 "/threaded\"; r=$?; umount \"$d\"; rmdir \"$d\"; exit $r; }";
     if (lab.exec_in(lab.a().ns, {"ethtool", "-K", dev, "gro", "on", "rx-udp-gro-forwarding", "on"}, &out) != 0 ||
-        ndqtest::run_command({"ip", "netns", "exec", lab.a().ns, "sh", "-c", "echo 1 > /sys/class/net/" + dev + "/threaded"},
-                             &out) != 0)  // (ip netns exec mounts the namespace's own /sys)
+        lab.exec_in(lab.a().ns, {"sh", "-c", threaded}, &out) != 0)
       throw std::runtime_error("cannot turn on GRO and threaded NAPI on " + dev + ": " + out + "(--gro off runs without)");
   }
   // A permanent neighbour entry for the receivers' address: while ARP resolves, the kernel

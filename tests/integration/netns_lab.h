@@ -55,7 +55,7 @@ class NetnsLab {
     });
   }
 
-  // Runs argv inside namespace ns (ip netns exec); returns the exit status, output in *out.
+  // Runs argv inside namespace ns (nsenter --net); returns the exit status, output in *out.
   int exec_in(const std::string& ns, const std::vector<std::string>& argv, std::string* out = nullptr) const;
 
   // The MAC address of a side's veth ("aa:bb:cc:dd:ee:ff").
