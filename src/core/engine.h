@@ -43,6 +43,20 @@ inline void skip_headroom(Packet* pkts, uint32_t n, uint32_t head) noexcept {
   }
 }
 
+// Packet p becomes one buffer (pool index idx at data, cap bytes of room, len of them filled)
+// with no flow, immediate or timestamp: where a TX allocation or a one-buffer receive starts.
+inline void one_buffer_packet(Packet& p, uint32_t idx, std::byte* data, uint32_t cap, uint32_t len = 0) noexcept {
+  PacketFields& f = fields(p);
+  f.nseg = 1;
+  f.flow = 0;
+  f.has_immediate = 0;
+  f.timestamp_ns = 0;
+  f.buf[0] = idx;
+  f.data[0] = data;
+  f.cap[0] = cap;
+  f.len[0] = len;
+}
+
 class RxPort {
  public:
   virtual ~RxPort() = default;

@@ -51,15 +51,7 @@ class AfxdpTx final : public TxPort {
     const uint32_t cap = pool_.buf_size() - head_;
     for (uint32_t i = 0; i < k; ++i) {
       const uint32_t idx = hot_[--hot_n_];
-      PacketFields& f = fields(pkts[i]);
-      f.nseg = 1;
-      f.flow = 0;
-      f.has_immediate = 0;
-      f.timestamp_ns = 0;
-      f.buf[0] = idx;
-      f.data[0] = pool_.address(idx) + head_;
-      f.cap[0] = cap;
-      f.len[0] = 0;
+      one_buffer_packet(pkts[i], idx, pool_.address(idx) + head_, cap);
     }
     if (k) q_.counters->pool_in_use.fetch_add(k, std::memory_order_relaxed);
     return k == n ? n : k + TxPort::alloc_buffers(q, pkts + k, n - k);

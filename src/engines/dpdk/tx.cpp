@@ -77,16 +77,9 @@ class DpdkTx final : public TxPort {
       const uint32_t idx = region_->idx(m[i]);
       const uint16_t off = static_cast<uint16_t>((idx & stagger_mask_) * 64);
       m[i]->data_off = off;
-      auto& f = fields(pkts[i]);
-      f.nseg = 1;
-      f.flow = 0;
-      f.has_immediate = 0;
-      f.timestamp_ns = 0;
-      f.buf[0] = idx;
-      f.data[0] = static_cast<std::byte*>(m[i]->buf_addr) + off + head_;  // the payload, after the headers
-      f.cap[0] = cap;
-      f.len[0] = 0;
-      set_mbuf(f, m[i]);
+      // the payload, after the headers
+      one_buffer_packet(pkts[i], idx, static_cast<std::byte*>(m[i]->buf_addr) + off + head_, cap);
+      set_mbuf(fields(pkts[i]), m[i]);
     }
     return n;
   }

@@ -49,15 +49,7 @@ class SendRecvPort final : public ConnectedRx {
         completion_error(wc);
         continue;
       }
-      auto& f = fields(pkts[out++]);
-      f.nseg = 1;
-      f.buf[0] = b;
-      f.data[0] = q_.pools[0]->address(b);
-      f.cap[0] = q_.pools[0]->buf_size();
-      f.len[0] = wc.byte_len;
-      f.flow = 0;
-      f.has_immediate = 0;
-      f.timestamp_ns = 0;
+      one_buffer_packet(pkts[out++], b, q_.pools[0]->address(b), q_.pools[0]->buf_size(), wc.byte_len);
       bytes += wc.byte_len;
       empty_slots_.push_back(s);
     }
