@@ -100,8 +100,8 @@ TEST(DpdkTx, HeadersWrittenFromTheTemplateFollowEachPayloadSize) {
 
 // Frames start (buffer index & 7) cache lines into their 2048-byte buffers (the region's
 // stride would put every frame's first line in the same two L1 sets): frames filled to the
-// capacity the queue reports, from most buffers of the pool (16 bursts held, then sent), arrive whole, with the right headers and sequence, and the port counts
-// what the queue counts. A shift past the room the MTU leaves would overrun the next buffer
+// capacity the queue reports, from most buffers of the pool (16 bursts held, then sent),
+// arrive whole, with the right headers and sequence, and the port counts what the queue counts. A shift past the room the MTU leaves would overrun the next buffer
 // (the pattern of another packet in flight) or the region's end.
 TEST(DpdkTx, StaggeredFramesCarryTheirWholeCapacity) {
   NDQ_REQUIRE_DPDK();
