@@ -10,8 +10,10 @@
 // the application holds it. A sender without credits (an FPGA) can overwrite a held slot:
 // that message is dropped, counted ring_full (slot_overruns). On UC a gap in the sequence is
 // counted lost (kernel: lost before netdaq saw it; sequence_gaps).
-#include <algorithm>
 #include <arpa/inet.h>
+
+#include <algorithm>
+#include <atomic>
 
 #include "core/log.h"
 #include "engines/rdma/ports.h"
@@ -84,6 +86,7 @@ class RingRecvPort final : public ConnectedRx {
       bytes += wc.byte_len;
     }
     if (consumed) repost(consumed);
+    if (credit_refused_.load(std::memory_order_relaxed)) send_credit();
     return out;
   }
 
@@ -170,6 +173,8 @@ class RingRecvPort final : public ConnectedRx {
     next_seq_ = 0;
     arrived_.store(0, std::memory_order_release);
     credit_.store(0, std::memory_order_release);
+    sent_credit_.store(0, std::memory_order_relaxed);
+    credit_refused_.store(false, std::memory_order_relaxed);
     peer_credit_.reset();
   }
 
@@ -196,14 +201,40 @@ class RingRecvPort final : public ConnectedRx {
   // Moves the credit over every slot given back in order and tells the sender.
   void advance_credit() noexcept {
     const uint64_t arrived = arrived_.load(std::memory_order_acquire);
-    uint64_t c = credit_.load(std::memory_order_relaxed);
+    uint64_t c = credit_.load();
     uint64_t next = c;
     while (next < arrived && !held_[next % slots_].load(std::memory_order_acquire)) ++next;
-    if (next == c || !credit_.compare_exchange_strong(c, next, std::memory_order_acq_rel)) return;
-    if (peer_gone_.load(std::memory_order_acquire)) return;  // (a new connection may be replacing peer_credit_)
+    if (next != c) credit_.compare_exchange_strong(c, next);
+    send_credit();
+  }
+
+  // Writes credit_ into the sender's word unless it went already. One thread posts at a time
+  // (the values leave in order: the sender never sees its credit go back); a thread that
+  // finds another posting leaves its newer value to it (re-read after each post). A write the
+  // queue pair refuses (its send queue full, or not yet able to send: a new connection's
+  // first messages can arrive before it is) is tried again at the next poll, so a sender
+  // waiting for this credit is not left waiting once every slot has been given back.
+  void send_credit() noexcept {
+    for (;;) {
+      if (posting_.test_and_set()) return;
+      const uint64_t want = credit_.load();
+      bool ok = true;
+      if (want != sent_credit_.load(std::memory_order_relaxed)) {
+        ok = post_credit(want);
+        if (ok) sent_credit_.store(want, std::memory_order_relaxed);
+      }
+      credit_refused_.store(!ok, std::memory_order_relaxed);
+      posting_.clear();
+      if (!ok || credit_.load() == want) return;
+    }
+  }
+
+  // True when the credit is where it belongs: posted, or nobody to tell.
+  bool post_credit(uint64_t value) noexcept {
+    if (peer_gone_.load(std::memory_order_acquire)) return true;  // a new connection restarts from 0
     ibv_qp* qp = qp_.load(std::memory_order_acquire);
-    if (!qp || !peer_credit_) return;  // an FPGA takes no credit
-    ibv_sge sge{reinterpret_cast<uintptr_t>(&next), sizeof next, 0};
+    if (!qp || !peer_credit_) return true;  // an FPGA takes no credit
+    ibv_sge sge{reinterpret_cast<uintptr_t>(&value), sizeof value, 0};
     ibv_send_wr wr{};
     wr.wr_id = kCreditWr;
     wr.sg_list = &sge;
@@ -215,8 +246,10 @@ class RingRecvPort final : public ConnectedRx {
     wr.wr.rdma.remote_addr = peer_credit_->addr;
     wr.wr.rdma.rkey = peer_credit_->rkey;
     ibv_send_wr* bad = nullptr;
-    // Refused (send queue full, or the peer gone): the next release sends a newer credit.
-    if (ibv_post_send(qp, &wr, &bad) != 0) q_.counters->errors.fetch_add(1, std::memory_order_relaxed);
+    if (ibv_post_send(qp, &wr, &bad) == 0) return true;
+    if (!credit_refused_.load(std::memory_order_relaxed))  // counted once until one goes through
+      q_.counters->errors.fetch_add(1, std::memory_order_relaxed);
+    return false;
   }
 
   const uint32_t slots_;
@@ -225,6 +258,9 @@ class RingRecvPort final : public ConnectedRx {
   uint64_t next_seq_ = 0;                   // receiving thread: the next sequence expected
   std::atomic<uint64_t> arrived_{0};        // next_seq_, for the releasing thread
   std::atomic<uint64_t> credit_{0};
+  std::atomic<uint64_t> sent_credit_{0};     // the last credit posted (send_credit's)
+  std::atomic<bool> credit_refused_{false};  // the last post was refused: the next poll retries
+  std::atomic_flag posting_ = ATOMIC_FLAG_INIT;
   std::atomic<uint64_t> credit_writes_{0};
   std::optional<CreditOffer> peer_credit_;  // set before qp_ is published
   std::atomic<uint64_t> gaps_{0}, overruns_{0};
