@@ -45,6 +45,7 @@
 #include <cuda_runtime.h>
 
 #include "raw_xsk.h"
+#include "xsk_gpu_map.h"
 
 namespace {
 
@@ -217,47 +218,11 @@ void cpu_consumer(Xsk& x, uint32_t size, uint64_t packets, uint32_t hold, uint32
   std::atomic_ref<unsigned int>(c->done).store(1, std::memory_order_release);
 }
 
-// Registers one host range with CUDA and returns its device address (nullptr: the error is
-// printed and kept in *err).
-void* register_for_gpu(const char* what, void* p, size_t len, std::string* err) {
-  // cudaHostRegister wants whole pages; ring mappings are page aligned already.
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  len = (len + page - 1) / page * page;
-  cudaError_t e = cudaHostRegister(p, len, cudaHostRegisterMapped | cudaHostRegisterPortable);
-  if (e != cudaSuccess) {
-    *err = std::string(what) + ": cudaHostRegister: " + cudaGetErrorString(e);
-    std::fprintf(stderr, "xsk_gpu_rings: %s\n", err->c_str());
-    cudaGetLastError();
-    return nullptr;
-  }
-  void* dev = nullptr;
-  e = cudaHostGetDevicePointer(&dev, p, 0);
-  if (e != cudaSuccess) {
-    *err = std::string(what) + ": cudaHostGetDevicePointer: " + cudaGetErrorString(e);
-    std::fprintf(stderr, "xsk_gpu_rings: %s\n", err->c_str());
-    return nullptr;
-  }
-  return dev;
-}
-
-template <class T>
-T* dev_addr(void* host_base, void* dev_base, const void* host_p) {
-  return reinterpret_cast<T*>(static_cast<uint8_t*>(dev_base) +
-                              (static_cast<const uint8_t*>(host_p) - static_cast<uint8_t*>(host_base)));
-}
-
-
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "xsk_gpu_rings: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
+    auto next = [&] { return raw_xsk::option_value(argc, argv, i); };
     if (a == "--consumer") o.gpu = std::string(next()) == "gpu";
     else if (a == "--packets") o.packets = std::strtoull(next(), nullptr, 10);
     else if (a == "--size") o.size = static_cast<uint32_t>(std::strtoul(next(), nullptr, 10));
@@ -327,20 +292,17 @@ int main(int argc, char** argv) {
   if (o.gpu) {
     void* d_umem = nullptr;
     if (cudaHostGetDevicePointer(&d_umem, umem, 0) != cudaSuccess) die("cudaHostGetDevicePointer(UMEM)", 0);
-    void* d_fill = register_for_gpu("fill ring", x.fill.map, x.fill.map_len, &map_error);
-    void* d_rx = d_fill ? register_for_gpu("rx ring", x.rx.map, x.rx.map_len, &map_error) : nullptr;
-    if (!d_fill || !d_rx) {
+    raw_xsk::GpuRing fill, rx;
+    if (!raw_xsk::map_for_gpu("fill ring", x.fill, &fill, &map_error) ||
+        !raw_xsk::map_for_gpu("rx ring", x.rx, &rx, &map_error)) {
       std::printf("{\"consumer\":\"gpu\",\"rings_mapped\":false,\"error\":\"%s\"}\n", map_error.c_str());
       return 2;
     }
     void *d_counts = nullptr, *d_stop = nullptr;
     cudaHostGetDevicePointer(&d_counts, counts, 0);
     cudaHostGetDevicePointer(&d_stop, stop_flag, 0);
-    gpu_consumer<<<1, 32 * kWarps>>>(dev_addr<uint32_t>(x.rx.map, d_rx, x.rx.producer),
-                            dev_addr<uint32_t>(x.rx.map, d_rx, x.rx.consumer),
-                            dev_addr<const xdp_desc>(x.rx.map, d_rx, x.rx.desc),
-                            dev_addr<uint32_t>(x.fill.map, d_fill, x.fill.producer),
-                            dev_addr<uint64_t>(x.fill.map, d_fill, x.fill.desc), static_cast<const uint8_t*>(d_umem),
+    gpu_consumer<<<1, 32 * kWarps>>>(rx.producer, rx.consumer, static_cast<const xdp_desc*>(rx.desc), fill.producer,
+                                     static_cast<uint64_t*>(fill.desc), static_cast<const uint8_t*>(d_umem),
                             o.size, o.packets, o.hold, d_seen, static_cast<Counts*>(d_counts),
                             static_cast<const volatile unsigned int*>(d_stop),
                             static_cast<unsigned long long>((o.seconds + 5) * 1e9));

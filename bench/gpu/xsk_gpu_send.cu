@@ -37,6 +37,7 @@
 #include <cuda_runtime.h>
 
 #include "raw_xsk.h"
+#include "xsk_gpu_map.h"
 
 namespace {
 
@@ -271,31 +272,11 @@ uint64_t udp_rcvbuf_errors() {  // this namespace's (the probe's own)
   return 0;
 }
 
-void* register_for_gpu(void* p, size_t len) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  len = (len + page - 1) / page * page;
-  if (cudaHostRegister(p, len, cudaHostRegisterMapped | cudaHostRegisterPortable) != cudaSuccess) return nullptr;
-  void* dev = nullptr;
-  return cudaHostGetDevicePointer(&dev, p, 0) == cudaSuccess ? dev : nullptr;
-}
-
-template <class T>
-T* dev_addr(const raw_xsk::Ring& r, void* dev_base, const void* host_p) {
-  return reinterpret_cast<T*>(static_cast<uint8_t*>(dev_base) +
-                              (static_cast<const uint8_t*>(host_p) - static_cast<const uint8_t*>(r.map)));
-}
-
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "xsk_gpu_send: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
+    auto next = [&] { return raw_xsk::option_value(argc, argv, i); };
     if (a == "--producer") o.gpu = std::string(next()) == "gpu";
     else if (a == "--packets") o.packets = std::strtoull(next(), nullptr, 10);
     else if (a == "--size") o.size = static_cast<uint32_t>(std::strtoul(next(), nullptr, 10));
@@ -351,20 +332,18 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   std::thread cpu_thread;
   if (o.gpu) {
-    void* d_tx = register_for_gpu(x.tx.map, x.tx.map_len);
-    void* d_comp = register_for_gpu(x.comp.map, x.comp.map_len);
-    if (!d_tx || !d_comp) {
-      std::printf("{\"producer\":\"gpu\",\"rings_mapped\":false,\"error\":\"cudaHostRegister of the %s ring failed\"}\n",
-                  d_tx ? "completion" : "TX");
+    raw_xsk::GpuRing tx, comp;
+    std::string map_error;
+    if (!raw_xsk::map_for_gpu("TX ring", x.tx, &tx, &map_error) ||
+        !raw_xsk::map_for_gpu("completion ring", x.comp, &comp, &map_error)) {
+      std::printf("{\"producer\":\"gpu\",\"rings_mapped\":false,\"error\":\"%s\"}\n", map_error.c_str());
       return 2;
     }
     void *d_umem = nullptr, *d_pr = nullptr;
     cudaHostGetDevicePointer(&d_umem, umem, 0);
     cudaHostGetDevicePointer(&d_pr, pr, 0);
-    gpu_sender<<<1, 32 * kWarps>>>(dev_addr<uint32_t>(x.tx, d_tx, x.tx.producer), dev_addr<xdp_desc>(x.tx, d_tx, x.tx.desc),
-                                   dev_addr<uint32_t>(x.comp, d_comp, x.comp.producer),
-                                   dev_addr<uint32_t>(x.comp, d_comp, x.comp.consumer),
-                                   dev_addr<const uint64_t>(x.comp, d_comp, x.comp.desc), static_cast<uint8_t*>(d_umem),
+    gpu_sender<<<1, 32 * kWarps>>>(tx.producer, static_cast<xdp_desc*>(tx.desc), comp.producer, comp.consumer,
+                                   static_cast<const uint64_t*>(comp.desc), static_cast<uint8_t*>(d_umem),
                                    h, o.size, o.packets, o.window, o.corrupt_every, static_cast<Progress*>(d_pr),
                                    static_cast<unsigned long long>((o.seconds + 5) * 1e9));
     if (cudaGetLastError() != cudaSuccess) die("launch", 0);
