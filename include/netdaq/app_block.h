@@ -62,6 +62,9 @@ struct AppBlock {
   // Checks beyond the declared ranges (e.g. against the memory regions); appends issues, with
   // their locations from Config::location_of.
   std::function<void(const Config&, std::vector<ConfigIssue>&)> check;
+  // A file that sets this block may have no interfaces: the block is the process's whole job
+  // (the CLI's event builder receives frames over UCX, not packets).
+  bool without_interfaces = false;
 };
 
 // The block of T (T::kKey) with these options and an optional check.

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "netdaq/fleet.h"
 #include "netdaq/gpu.h"
 #include "netdaq/stats.h"
 
@@ -35,6 +36,8 @@ struct MetricsSnapshot {
   std::vector<QueueStats> queues;
   std::vector<FlowStats> flows;
   std::vector<PipelineMetrics> pipelines;
+  std::vector<fleet::SinkStats> fleet_sinks;        // frames sent to other nodes (netdaq/fleet.h)
+  std::vector<fleet::BuilderStats> fleet_builders;  // frames built from other nodes' fragments
 };
 
 // Session::stats() and Session::flow_stats() now (no pipelines).

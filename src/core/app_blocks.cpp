@@ -64,6 +64,12 @@ void read_app_block(YamlReader& r, const YAML::Node& node, const std::string& pa
   r.map(node, path, fields);
 }
 
+bool app_block_without_interfaces(const Config& cfg) {
+  for (const auto& spec : app_blocks())
+    if (spec.without_interfaces && cfg.options.find(spec.key)) return true;
+  return false;
+}
+
 void check_app_blocks(Checker& c) {
   const Config& cfg = c.config();
   for (const auto& spec : app_blocks()) {

@@ -23,5 +23,7 @@ void read_app_block(YamlReader& r, const YAML::Node& node, const std::string& pa
                     OptionBlock& block);
 // The declared ranges of every block set in the config, then each block's own check.
 void check_app_blocks(Checker& c);
+// True when the config sets a block that needs no interfaces (AppBlock::without_interfaces).
+bool app_block_without_interfaces(const Config& cfg);
 
 }  // namespace netdaq::detail

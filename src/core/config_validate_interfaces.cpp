@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/app_blocks.h"
 #include "core/config_check.h"
 #include "core/config_suggest.h"
 #include "core/engine_descriptor.h"
@@ -43,7 +44,8 @@ void check_tx_pacing(Checker& c, const TxConfig& tx, const std::string& path) {
 
 void check_interfaces(Checker& c) {
   const auto& interfaces = c.config().interfaces;
-  if (interfaces.empty()) c.error("interfaces", "", "at least one interface is required");
+  if (interfaces.empty() && !detail::app_block_without_interfaces(c.config()))
+    c.error("interfaces", "", "at least one interface is required");
   const std::vector<std::string> built_in = netdaq::engines();
   for (size_t i = 0; i < interfaces.size(); ++i) {
     const InterfaceConfig& iface = interfaces[i];

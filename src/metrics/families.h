@@ -15,5 +15,9 @@ void write_flow_metrics(TextWriter& w, std::span<const FlowStats> flows);
 // netdaq_gpu_* per GPU frame pipeline (labels interface, queue), netdaq_gpu_stream_* per stream
 // of span-mode pipelines (and stream).
 void write_pipeline_metrics(TextWriter& w, std::span<const PipelineMetrics> pipelines);
+// netdaq_fleet_sink_* per destination of each FrameSink, netdaq_fleet_builder_* (per node) and
+// netdaq_fleet_receiver_* of each EventBuilder.
+void write_fleet_metrics(TextWriter& w, std::span<const fleet::SinkStats> sinks,
+                         std::span<const fleet::BuilderStats> builders);
 
 }  // namespace netdaq::metrics

@@ -18,6 +18,7 @@ std::string prometheus_text(const MetricsSnapshot& snapshot) {
   metrics::write_queue_metrics(w, snapshot.queues);
   metrics::write_flow_metrics(w, snapshot.flows);
   metrics::write_pipeline_metrics(w, snapshot.pipelines);
+  metrics::write_fleet_metrics(w, snapshot.fleet_sinks, snapshot.fleet_builders);
   return w.take();
 }
 
