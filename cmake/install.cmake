@@ -20,7 +20,7 @@ install(EXPORT netdaq-targets NAMESPACE netdaq:: DESTINATION ${NETDAQ_CMAKE_DIR}
 # when asked for COMPONENTS static, so users of the shared library need none of their headers.
 set(NETDAQ_STATIC_PKG_MODULES yaml-cpp spdlog fmt libisal)  # libisal: the RoCEv2 ICRC (src/protocols/roce.cpp)
 set(NETDAQ_STATIC_PKGCONFIG_TARGETS "")   # "VAR module" pairs for pkg_check_modules(IMPORTED_TARGET)
-foreach(pair "LIBXDP libxdp" "LIBBPF libbpf" "IBVERBS libibverbs" "RDMACM librdmacm" "PCAP libpcap" "HTTPLIB cpp-httplib")
+foreach(pair "LIBXDP libxdp" "LIBBPF libbpf" "IBVERBS libibverbs" "RDMACM librdmacm" "PCAP libpcap" "HTTPLIB cpp-httplib" "UCX ucx")
   string(REPLACE " " ";" pair "${pair}")
   list(GET pair 0 var)
   list(GET pair 1 module)

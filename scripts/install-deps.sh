@@ -21,6 +21,7 @@ packages=(
   ibverbs-providers ibverbs-utils rdmacm-utils perftest python3-pyverbs libibverbs-dev librdmacm-dev
   # DRM's uapi headers: the rdma GPU-memory tests get a real dma-buf from the guest's vgem
   libdrm-dev
+  libucx-dev ucx-utils                                      # fleet: frames between processes over UCX (src/fleet)
   # The Python module (python/, tests/python): pybind11 and DLPack headers, NumPy, pytest, and
   # what `pip install .` needs offline (setuptools, wheel, venv)
   python3-dev pybind11-dev libdlpack-dev python3-numpy python3-pytest python3-setuptools python3-wheel

@@ -1,0 +1,16 @@
+# Fleet (include/netdaq/fleet.h, src/fleet): frames between processes over UCX's UCP (Debian:
+# libucx-dev; ucx-utils has ucx_info). Sets NETDAQ_HAVE_FLEET when UCX is found.
+option(NETDAQ_WITH_FLEET "Build the fleet (FrameSink, FrameReceiver, EventBuilder) when UCX is found" ON)
+set(NETDAQ_HAVE_FLEET OFF)
+if(NETDAQ_WITH_FLEET)
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND)
+    pkg_check_modules(UCX QUIET IMPORTED_TARGET ucx)
+  endif()
+  if(UCX_FOUND)
+    set(NETDAQ_HAVE_FLEET ON)
+    message(STATUS "fleet: UCX ${UCX_VERSION}")
+  else()
+    netdaq_part_missing("fleet (UCX)" libucx-dev ucx-utils)
+  endif()
+endif()
