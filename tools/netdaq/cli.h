@@ -21,6 +21,8 @@ void add_replay_command(CLI::App& app, int* exit_code);
 void add_roce_recv_command(CLI::App& app, int* exit_code);
 void add_roce_send_command(CLI::App& app, int* exit_code);
 void add_video_send_command(CLI::App& app, int* exit_code);
+void add_ingest_command(CLI::App& app, int* exit_code);
+void add_build_command(CLI::App& app, int* exit_code);
 
 // The embedded default configuration (examples/loopback.yaml at build time).
 const char* default_config_text() noexcept;

@@ -3,6 +3,9 @@
 #include <string>
 
 #include "cli.h"
+#ifdef NETDAQ_HAVE_FLEET
+#include "fleet_block.h"
+#endif
 #include "run_block.h"
 #include "netdaq/gpu.h"
 #include "netdaq/netdaq.h"
@@ -38,6 +41,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   app.fallthrough(false);
   netdaq::cli::register_run_block();
+#ifdef NETDAQ_HAVE_FLEET
+  netdaq::cli::register_fleet_block();
+#endif
   int exit_code = netdaq::cli::kExitOk;
   netdaq::cli::add_run_command(app, &exit_code);
   netdaq::cli::add_bench_command(app, &exit_code);
@@ -48,6 +54,10 @@ int main(int argc, char** argv) {
   netdaq::cli::add_roce_recv_command(app, &exit_code);
   netdaq::cli::add_roce_send_command(app, &exit_code);
   netdaq::cli::add_video_send_command(app, &exit_code);
+#ifdef NETDAQ_HAVE_FLEET
+  netdaq::cli::add_ingest_command(app, &exit_code);
+  netdaq::cli::add_build_command(app, &exit_code);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
