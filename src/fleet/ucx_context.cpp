@@ -11,12 +11,13 @@
 namespace netdaq::fleet::detail {
 
 namespace {
-// shm still needs a TCP sockaddr connection manager to connect (client-server); the data goes
-// over shared memory (posix/sysv) and cma, self for a process talking to itself.
+// shm: shared memory (posix/sysv/cma) plus tcp, which the sockaddr connection manager needs
+// to reach 127.0.0.1 at all (without it UCX 1.13 says "device lo is not enabled"). UCX 1.13
+// then wires a sockaddr-made endpoint over tcp/lo anyway (ep_cfg am(tcp/lo)): see docs/fleet.md.
 const char* tls_for(Transport t) {
   switch (t) {
     case Transport::tcp: return "tcp";
-    case Transport::shm: return "shm,cma,self";
+    case Transport::shm: return "shm,self,tcp";
     case Transport::automatic: break;
   }
   return "all";
