@@ -10,6 +10,11 @@ cd "$(dirname "$0")/.."
 
 # The packages install-deps.sh installs (its packages=( ... ) list, comments dropped).
 listed=$(sed -n '/^packages=(/,/^)/p' scripts/install-deps.sh | sed 's/#.*//' | tr -s ' \t()' '\n\n' | grep -vE '^(packages=|)$')
+# Tools install-deps.sh installs only where none is on PATH ("command -v T >/dev/null ||
+# packages+=(P)"): a fresh machine gets P, so T from any package passes.
+declare -A fallback=()
+while read -r t p; do fallback[$t]=$p; listed+=$'\n'$p; done < <(
+  sed -nE 's/^command -v ([a-z0-9_.-]+) >\/dev\/null \|\| packages\+=\(([a-z0-9.+-]+)\)$/\1 \2/p' scripts/install-deps.sh)
 # The package a file on this machine belongs to ("" if none), trying the merged-/usr aliases.
 package_of() {
   local f p
@@ -36,7 +41,7 @@ done < <(
   grep -rnoE 'have_tool\("[^"]+"\)' tests | sed -E 's/^([^:]+):([0-9]+):.*\("([^"]+)"\)/\1:\2\t\3\t/'
   grep -noE '[a-z0-9_.-]+:[a-z0-9.+-]+' tests/guest/run-in-guest.sh | grep -E '^3[0-9]:' |
     sed -E 's/^([0-9]+):([^:]+):(.*)/tests\/guest\/run-in-guest.sh:\1\t\2\t\3/'
-  grep -rnoE 'command -v [a-z0-9_.-]+' bench/*.sh tests/guest/*.sh scripts/*.sh |
+  grep -rnoE 'command -v [a-z0-9_.-]+' bench/*.sh tests/guest/*.sh tests/deploy/*.sh scripts/*.sh |
     sed -E 's/^([^:]+):([0-9]+):command -v (.*)/\1:\2\t\3\t/'
 )
 while IFS=$'\t' read -r where tool; do
@@ -56,7 +61,7 @@ check() {  # tool where required
   if [ -z "$pkg" ]; then
     echo "UNPACKAGED: $tool ($path, used at $where) belongs to no Debian package: install-deps.sh cannot provide it"
     fail=1
-  elif ! grep -qxF "$pkg" <<<"$listed" && ! always_there "$pkg"; then
+  elif ! grep -qxF "$pkg" <<<"$listed" && ! always_there "$pkg" && [ -z "${fallback[$tool]:-}" ]; then
     echo "NOT INSTALLED BY install-deps.sh: $tool ($path, used at $where) comes from package '$pkg'"
     fail=1
   fi

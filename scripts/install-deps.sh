@@ -38,10 +38,17 @@ packages=(
   # RoCEv2 (issue 32): the ICRC is ISA-L's CRC-32; scapy's RoCE layer (scapy.contrib.roce)
   # checks netdaq's ICRC and frames (tests/protocols/roce_scapy_check.py)
   libisal-dev python3-scapy
+  # The fleet's deployment (issue 36, tests/deploy): the Kubernetes API's types check deploy/k8s
+  # offline (kubectl itself: below)
+  python3-kubernetes
   # Video over RTP (issue 33): GStreamer sends and depayloads RFC 4175 (rtpvrawpay/depay in
   # -good, videotestsrc in -base) as the independent implementation netdaq is checked against
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
 )
+
+# kubectl renders and decodes deploy/k8s offline (tests/deploy). Debian's kubernetes-client only
+# where no kubectl is on PATH: a kubectl from another package (e.g. a cloud SDK's) conflicts with it.
+command -v kubectl >/dev/null || packages+=(kubernetes-client)
 
 missing=()
 for p in "${packages[@]}"; do
