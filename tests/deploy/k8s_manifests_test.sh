@@ -46,13 +46,15 @@ check() {
   "$python" "$src/tests/deploy/k8s_manifests_check.py" "$out/rendered.yaml" "$out" || rc=1
   if [ "$mode" = configs ]; then
     "$netdaq" validate "$out/ingest.yaml" "$out/builder.yaml" || rc=1
-    # The init container's own script, run as the kubelet would on each node of ingest-nodes.
+    # The init container's own script, run as the kubelet would on each node of ingest-nodes,
+    # with the builders' cluster names (which do not resolve here) replaced by this host's.
     local bin node idx
     bin=$(dirname "$netdaq")
+    sed 's/builder-[0-9]*\.builder\.netdaq\.svc\.cluster\.local:/localhost:/g' "$out/ingest.yaml" > "$out/ingest-here.yaml"
     for node in "$out"/nodes/*; do
       idx=$(cat "$node")
-      if ! PATH="$bin:$PATH" NODE_NAME=$(basename "$node") TEMPLATE="$out/ingest.yaml" NODES_DIR="$out/nodes" \
-           OUT="$out/ingest-$idx.yaml" sh "$out/node-index.sh"; then
+      if ! PATH="$bin:$PATH" NODE_NAME=$(basename "$node") TEMPLATE="$out/ingest-here.yaml" NODES_DIR="$out/nodes" \
+           OUT="$out/ingest-$idx.yaml" WAIT_S=10 sh "$out/node-index.sh"; then
         echo "init step failed for node $(basename "$node")"; rc=1
       elif ! grep -Eq "^  node: $idx( |\$)" "$out/ingest-$idx.yaml"; then
         echo "init step for node $(basename "$node") did not write fleet.node $idx"; rc=1
@@ -60,8 +62,17 @@ check() {
     done
     # A node missing from ingest-nodes must not start.
     if PATH="$bin:$PATH" NODE_NAME=not-listed TEMPLATE="$out/ingest.yaml" NODES_DIR="$out/nodes" \
-       OUT="$out/unlisted.yaml" sh "$out/node-index.sh" 2>&1; then
+       OUT="$out/unlisted.yaml" WAIT_S=10 sh "$out/node-index.sh" 2>&1; then
       echo "init step accepted a node missing from ingest-nodes"; rc=1
+    fi
+    # Builders whose names never resolve: the wait gives up after WAIT_S, saying so.
+    node=$(ls "$out/nodes" | head -1)
+    local said
+    if said=$(PATH="$bin:$PATH" NODE_NAME=$node TEMPLATE="$out/ingest.yaml" NODES_DIR="$out/nodes" \
+              OUT="$out/unresolved.yaml" WAIT_S=3 sh "$out/node-index.sh" 2>&1); then
+      echo "init step went on although the builders' names do not resolve"; rc=1
+    elif ! grep 'does not resolve after 3s' <<<"$said"; then
+      echo "init step did not say that the builders' names do not resolve: $said"; rc=1
     fi
   fi
   return $rc
@@ -113,7 +124,8 @@ else
   broken ingest-config.yaml 's/mode: roce/mode: rocee/' "must be one of"
   broken ingest-config.yaml 's/route: frame /route: frames /' "route"
   broken builder-config.yaml 's/timeout_ms: 500 /timeout_ms: -1 /' "timeout_ms"
-  broken ingest-daemonset.yaml 's/s\/^  node: /s\/^  nodes: /' "node-index"
+  broken ingest-daemonset.yaml 's/\^  node: \[0-9\]\[0-9\]\*/^  node: [a-z][a-z]*/' "no '  node:' line"
+  broken ingest-config.yaml 's/daq-node-c: "2"/daq-node-c: "3"/' "must be below fleet.nodes"
 fi
 echo "k8s manifests ($mode): $n broken copies tried"
 [ "$failed" = 0 ] && echo "every check passed"
