@@ -231,6 +231,7 @@ ucs_status_t FrameSink::Impl::on_welcome(void* arg, const void* header, size_t h
   d.link = Link::up;
   d.stats.connected = true;
   ++d.stats.connects;
+  d.stats.acked_connection = 0;
   return UCS_OK;
 }
 
@@ -249,6 +250,7 @@ ucs_status_t FrameSink::Impl::on_credit(void* arg, const void* header, size_t he
   --st.in_flight;
   if (c.status == CreditStatus::placed) {
     ++st.acked;
+    ++st.acked_connection;
     st.bytes_acked += c.bytes;
   } else {
     ++st.refused;
@@ -463,6 +465,7 @@ SinkStats FrameSink::stats() const {
     t.connected = t.connected || d.stats.connected;
     t.fragments += d.stats.fragments;
     t.acked += d.stats.acked;
+    t.acked_connection += d.stats.acked_connection;
     t.bytes_acked += d.stats.bytes_acked;
     t.refused += d.stats.refused;
     t.no_credit += d.stats.no_credit;

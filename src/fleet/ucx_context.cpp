@@ -35,6 +35,9 @@ UcxWorker::UcxWorker(Transport t) {
   ucs_status_t s = ucp_config_modify(config, "TLS", tls_for(t));
   // Keepalive: a peer that died without closing (SIGKILL over shm) is noticed within ~1 s.
   if (s == UCS_OK) s = ucp_config_modify(config, "KEEPALIVE_INTERVAL", "200ms");
+  // A receiver restarted on its port binds while the old connections are in TIME_WAIT
+  // (UCX_TCP_CM_REUSEADDR; the tcp connection manager reads it as CM_REUSEADDR).
+  if (s == UCS_OK) s = ucp_config_modify(config, "CM_REUSEADDR", "y");
   if (s != UCS_OK) {
     ucp_config_release(config);
     check(s, "ucp_config_modify");
