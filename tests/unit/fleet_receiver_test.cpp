@@ -80,6 +80,19 @@ TEST_P(fleet_receiver, FramesArriveByteForByteWithMetaAndPresence) {
   EXPECT_EQ(r.placed, sizes.size());
 }
 
+TEST_P(fleet_receiver, ASenderThatLeavesIsCountedAsDisconnected) {
+  FrameReceiver rx({.listen = loopback(0), .max_bytes = 4096, .buffers = 4, .transport = GetParam()});
+  {
+    FrameSink sink({.destinations = {loopback(rx.port())}, .transport = GetParam()});
+    ASSERT_TRUE(pump_until([&] { sink.progress(); rx.progress(); }, [&] { return sink.stats().total.connected; }));
+    EXPECT_EQ(rx.stats().senders, 1u);
+  }  // the sink closes its endpoint
+  ASSERT_TRUE(pump_until([&] { rx.progress(); }, [&] { return rx.stats().disconnects == 1; }));
+  const ReceiverStats r = rx.stats();
+  EXPECT_EQ(r.connections, 1u);
+  EXPECT_EQ(r.senders, 0u);
+}
+
 TEST_P(fleet_receiver, RefusalsAreCountedAtBothEnds) {
   FrameReceiver rx({.listen = loopback(0), .max_bytes = 8192, .buffers = 2, .transport = GetParam()});
   FrameSink sink({.destinations = {loopback(rx.port())}, .credits = 8, .transport = GetParam()});
