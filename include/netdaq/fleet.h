@@ -88,6 +88,10 @@ struct SinkConfig {
   uint32_t wait_ms = 1000;
   uint32_t reconnect_ms = 200;        // a destination that is down is tried again this often
   Transport transport = Transport::automatic;
+  // The network devices UCX may use (UCX_NET_DEVICES, "eth1,eth2"); "": the devices this host
+  // routes the destinations through (UCX would otherwise offer every device, and a peer may
+  // pick one it cannot reach).
+  std::string devices;
 };
 
 // fragments == acked + refused + no_credit + peer_down + in_flight_lost + in_flight.
@@ -103,6 +107,8 @@ struct SinkDestinationStats {
   uint64_t in_flight_lost = 0;  // lost: the connection failed before its credit came back
   uint64_t in_flight = 0;       // sent, fate not known yet
   uint64_t connects = 0, disconnects = 0;
+  uint64_t acked_connection = 0;  // of acked: over the current (or last) connection, so a
+                                  // restarted receiver's own count can be matched
 };
 
 struct SinkStats {
@@ -139,6 +145,7 @@ struct ReceiverConfig {
   uint64_t max_bytes = 1 << 20;   // the largest frame held (FrameReceiver: fragment; EventBuilder: built frame)
   uint32_t buffers = 32;          // frames held at once: memory = buffers x max_bytes
   Transport transport = Transport::automatic;
+  std::string devices;            // as SinkConfig's; "": the listen address's device (any: all)
 };
 
 // A frame from FrameReceiver::pop(); valid until release().

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 
+#include "fleet/net_devices.h"
 #include "fleet/ucx_context.h"
 #include "fleet/wire.h"
 #include "netdaq/fleet.h"
@@ -87,7 +88,9 @@ struct FrameSink::Impl {
   size_t done_head = 0, done_count = 0;
 };
 
-FrameSink::Impl::Impl(SinkConfig c) : cfg(std::move(c)), ucx(cfg.transport) {
+FrameSink::Impl::Impl(SinkConfig c)
+    : cfg(std::move(c)),
+      ucx(cfg.transport, cfg.devices.empty() ? devices_routing_to(cfg.destinations) : cfg.devices) {
   if (cfg.destinations.empty())
     throw Error(Errc::invalid_config, "fleet sink: destinations is empty (at least one receiver address)");
   if (cfg.credits == 0) throw Error(Errc::invalid_config, "fleet sink: credits must be at least 1");

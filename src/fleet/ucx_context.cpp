@@ -28,16 +28,21 @@ void check(ucs_status_t s, const char* what) {
 }
 }  // namespace
 
-UcxWorker::UcxWorker(Transport t) {
+UcxWorker::UcxWorker(Transport t, const std::string& devices) {
   ucp_config_t* config = nullptr;
   check(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
   // The config decides the transports: an environment UCX_TLS is overridden.
   ucs_status_t s = ucp_config_modify(config, "TLS", tls_for(t));
   // Keepalive: a peer that died without closing (SIGKILL over shm) is noticed within ~1 s.
   if (s == UCS_OK) s = ucp_config_modify(config, "KEEPALIVE_INTERVAL", "200ms");
+  if (s == UCS_OK && !devices.empty()) s = ucp_config_modify(config, "NET_DEVICES", devices.c_str());
   // A receiver restarted on its port binds while the old connections are in TIME_WAIT
   // (UCX_TCP_CM_REUSEADDR; the tcp connection manager reads it as CM_REUSEADDR).
   if (s == UCS_OK) s = ucp_config_modify(config, "CM_REUSEADDR", "y");
+  // Shared memory takes endpoints with peer error handling only when its own (ep_check)
+  // error handling is on: without it UCX 1.13 wires a sockaddr endpoint over tcp only
+  // (UCX_MM_ERROR_HANDLING, openucx/ucx#8477).
+  if (s == UCS_OK) s = ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
   if (s != UCS_OK) {
     ucp_config_release(config);
     check(s, "ucp_config_modify");

@@ -15,7 +15,8 @@ namespace netdaq::fleet::detail {
 
 class UcxWorker {
  public:
-  explicit UcxWorker(Transport t);  // throws netdaq::Error
+  // devices: UCX_NET_DEVICES ("": UCX's default, every device). Throws netdaq::Error.
+  UcxWorker(Transport t, const std::string& devices);
   ~UcxWorker();
   UcxWorker(const UcxWorker&) = delete;
   UcxWorker& operator=(const UcxWorker&) = delete;

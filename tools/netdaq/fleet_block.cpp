@@ -76,6 +76,7 @@ fleet::SinkConfig sink_config(const FleetBlock& b) {
   s.wait_ms = b.wait_ms;
   s.reconnect_ms = b.reconnect_ms;
   s.transport = transport_of(b);
+  s.devices = b.devices;
   return s;
 }
 
@@ -89,6 +90,7 @@ fleet::BuilderConfig builder_config(const FleetBlock& b) {
   c.receiver.max_bytes = b.max_bytes;
   c.receiver.buffers = b.buffers;
   c.receiver.transport = transport_of(b);
+  c.receiver.devices = b.devices;
   c.nodes = b.nodes;
   c.timeout_ms = b.timeout_ms;
   return c;
@@ -100,6 +102,8 @@ void register_fleet_block() {
         {
             app_option("nodes", &FleetBlock::nodes, "ingest nodes whose fragments make one built frame", 1, 64),
             app_option("transport", &FleetBlock::transport, "what UCX may use: auto, tcp or shm"),
+            app_option("devices", &FleetBlock::devices,
+                       "the network devices UCX may use, \"eth1,eth2\" (default: those the addresses route through)"),
             app_option("node", &FleetBlock::node, "this ingest node's index (0 .. nodes - 1)"),
             app_option("destinations", &FleetBlock::destinations, "the builders, \"HOST:PORT,HOST:PORT\""),
             app_option("route", &FleetBlock::route, "frame, stream or bytes"),

@@ -18,6 +18,7 @@ struct FleetBlock {
   // Both sides.
   uint32_t nodes = 1;                  // ingest nodes whose fragments make one built frame
   std::string transport = "auto";      // auto | tcp | shm
+  std::string devices;                 // UCX_NET_DEVICES; "": found from the addresses
   // An ingest node (netdaq ingest).
   uint32_t node = 0;
   std::string destinations;            // "HOST:PORT,HOST:PORT": builder i is item i

@@ -19,6 +19,7 @@ json destination_json(const fleet::SinkDestinationStats& d) {
           {"acked", d.acked},          {"bytes_acked", d.bytes_acked}, {"refused", d.refused},
           {"no_credit", d.no_credit},  {"peer_down", d.peer_down},   {"in_flight_lost", d.in_flight_lost},
           {"in_flight", d.in_flight},  {"connects", d.connects},     {"disconnects", d.disconnects},
+          {"acked_connection", d.acked_connection},
           {"adds_up", adds_up(d)}};
 }
 
