@@ -132,6 +132,14 @@ int ingest(const IngestOptions& o) {
   }
   const ReorderConfig reorder = *r;
   const std::string iface_name = iface->name;
+  // The sink holds a frame's buffer until its send completed: with fewer buffers than the
+  // frames that may be in flight, the assembler runs out (counted no_buffer) before the credits do.
+  const uint64_t in_flight = uint64_t{sink_cfg.credits} * sink_cfg.destinations.size() + reorder.max_open_frames;
+  if (reorder.frame_buffers < in_flight)
+    std::fprintf(stderr,
+                 "netdaq ingest: warning: frame_buffers %u < credits x builders + max_open_frames = %llu: frames "
+                 "may be dropped (no_buffer) while the builders still have credit\n",
+                 reorder.frame_buffers, (unsigned long long)in_flight);
   install_stop_signals();
   std::unique_ptr<Session> session;
   std::unique_ptr<HostFrameAssembler> frames;
