@@ -13,6 +13,7 @@
 #   netdaq_roce_sw_fuzz    the RoCEv2 wire format (src/protocols/roce.h: BTH/RETH/ImmDt, ICRC, frames)
 #   netdaq_peer_file_fuzz  the rdma engine's JSON peer-file reader (read_params); only where
 #                          the rdma engine is built (libibverbs-dev and librdmacm-dev)
+#   netdaq_fleet_wire_fuzz the fleet's wire format (src/fleet/wire.h); only where UCX is found
 #   netdaq_pcap_fuzz       the pcap engine's capture-file reader (PcapReader, libpcap)
 # Each replays its seed corpus, then fuzzes for NETDAQ_FUZZ_SECONDS seconds (default 45; 0:
 # replay only). 45 s, not more, because ctest runs the ten fuzz tests two at a time on CI's 2
@@ -51,6 +52,9 @@ else
 fi
 if grep -q '^netdaq_pcap_fuzz:' <<<"$known_targets"; then
   targets+=(netdaq_pcap_fuzz)
+fi
+if grep -q '^netdaq_fleet_wire_fuzz:' <<<"$known_targets"; then
+  targets+=(netdaq_fleet_wire_fuzz)
 fi
 cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]}"
 
