@@ -11,13 +11,14 @@
 namespace netdaq::fleet::detail {
 
 namespace {
-// shm: shared memory (posix/sysv/cma) plus tcp, which the sockaddr connection manager needs
-// to reach 127.0.0.1 at all (without it UCX 1.13 says "device lo is not enabled"). UCX 1.13
-// then wires a sockaddr-made endpoint over tcp/lo anyway (ep_cfg am(tcp/lo)): see docs/fleet.md.
+// shm: posix shared memory and cma for the data, self for a process talking to itself, and
+// tcp, which the sockaddr connection manager needs to reach 127.0.0.1 at all (without it UCX
+// 1.13 says "device lo is not enabled"). When a peer's worker is gone, UCX logs "mm ep failed
+// to connect to remote FIFO" while the endpoints to it close: noise, nothing is lost by it.
 const char* tls_for(Transport t) {
   switch (t) {
     case Transport::tcp: return "tcp";
-    case Transport::shm: return "shm,self,tcp";
+    case Transport::shm: return "posix,cma,self,tcp";
     case Transport::automatic: break;
   }
   return "all";
@@ -42,7 +43,7 @@ UcxWorker::UcxWorker(Transport t, const std::string& devices) {
   // Shared memory takes endpoints with peer error handling only when its own (ep_check)
   // error handling is on: without it UCX 1.13 wires a sockaddr endpoint over tcp only
   // (UCX_MM_ERROR_HANDLING, openucx/ucx#8477).
-  if (s == UCS_OK) s = ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
+  if (s == UCS_OK && t != Transport::tcp) s = ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
   if (s != UCS_OK) {
     ucp_config_release(config);
     check(s, "ucp_config_modify");
