@@ -38,6 +38,15 @@ from ._netdaq import (  # noqa: F401  (the public API)
 )
 from . import gpu  # noqa: F401,E402
 
+# netdaq.fleet (docs/fleet.md): only where the library was built with UCX.
+from . import _netdaq as _ext  # noqa: E402
+
+if hasattr(_ext, "fleet"):
+    import sys as _sys
+
+    fleet = _ext.fleet
+    _sys.modules[__name__ + ".fleet"] = fleet  # `import netdaq.fleet` and `from netdaq.fleet import ...` work
+
 
 def _config_from_dict(d, source="<dict>"):
     """A Config from a dict shaped like the YAML file (keys as in docs/config.md).
@@ -56,3 +65,5 @@ __all__ = [
     "ReorderConfig", "RoceOptions", "RoceQueuePair", "RxBurst", "RxQueue", "Session", "SpeadOptions", "TxBurst", "TxQueue", "VideoOptions", "Vita49Options",
     "__version__", "engines", "gpu", "validate",
 ]
+if "fleet" in globals():
+    __all__.append("fleet")

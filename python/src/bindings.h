@@ -38,6 +38,7 @@ void bind_rx(py::module_& m);
 void bind_tx(py::module_& m);
 void bind_session(py::module_& m);
 void bind_gpu(py::module_& m);
+void bind_fleet(py::module_& m);  // only where the library has the fleet (NETDAQ_HAVE_FLEET)
 
 // A 1-D or 2-D NumPy view of memory that `keep` keeps valid; read-only unless writable.
 template <class T>

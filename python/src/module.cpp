@@ -14,4 +14,7 @@ PYBIND11_MODULE(_netdaq, m) {
   netdaq::python::bind_tx(m);
   netdaq::python::bind_session(m);
   netdaq::python::bind_gpu(m);
+#ifdef NETDAQ_HAVE_FLEET
+  netdaq::python::bind_fleet(m);
+#endif
 }
