@@ -189,6 +189,33 @@ TEST(Cli, BrokenConfigNamesFileAndLine) {
   EXPECT_NE(missing.out.find("/nonexistent/netdaq.yaml"), std::string::npos) << missing.out;
 }
 
+TEST(Cli, BrokenFleetBlockNamesEveryWrongKeyWithItsLine) {
+  if (run_cli({"build", "--help"}).status != 0) GTEST_SKIP() << "built without the fleet (UCX)";
+  const auto p = temp_path("fleet.yaml");
+  std::ofstream(p) << "fleet:\n"
+                      "  nodes: 3\n"
+                      "  node: 5\n"
+                      "  route: sideways\n"
+                      "  destinations: \"10.0.0.1:99999\"\n"
+                      "  transport: rdma\n"
+                      "  when_full: block\n"
+                      "  listen: \"nowhere\"\n";
+  auto r = run_cli({"validate", p.string()});
+  EXPECT_EQ(r.status, 1) << r.out;
+  for (const char* want : {":3:3: fleet.node = '5': must be below fleet.nodes (3)",
+                           ":4:3: fleet.route = 'sideways': must be one of: frame, stream, bytes",
+                           ":5:3: fleet.destinations = '10.0.0.1:99999'", ":6:3: fleet.transport = 'rdma'",
+                           ":7:3: fleet.when_full = 'block': must be one of: drop, wait", ":8:3: fleet.listen = 'nowhere'"})
+    EXPECT_NE(r.out.find(p.string() + want), std::string::npos) << want << "\n" << r.out;
+  // A builder's file needs no interfaces; the ingest command says what its file lacks.
+  std::ofstream(p) << "fleet:\n  nodes: 2\n  listen: \"127.0.0.1:0\"\n";
+  EXPECT_EQ(run_cli({"validate", p.string()}).status, 0);
+  auto ingest = run_cli({"ingest", p.string()});
+  EXPECT_EQ(ingest.status, 1) << ingest.out;
+  EXPECT_NE(ingest.out.find("no rx.reorder entry with frames: host"), std::string::npos) << ingest.out;
+  fs::remove(p);
+}
+
 TEST(Cli, RunLoopbackWithoutLoss) {
   const auto json = temp_path("run.json");
   auto r = run_cli({"run", example("loopback.yaml"), "--duration", "1", "--expect-no-loss", "--json", json.string()});

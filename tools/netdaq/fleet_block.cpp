@@ -33,46 +33,75 @@ fleet::Transport transport_of(const FleetBlock& b) {
       {{{"auto", fleet::Transport::automatic}, {"tcp", fleet::Transport::tcp}, {"shm", fleet::Transport::shm}}});
 }
 
+fleet::Route route_of(const FleetBlock& b) {
+  return choose<fleet::Route, 3>(
+      "fleet.route", b.route,
+      {{{"frame", fleet::Route::frame}, {"stream", fleet::Route::stream}, {"bytes", fleet::Route::bytes}}});
+}
+
+fleet::WhenFull when_full_of(const FleetBlock& b) {
+  return choose<fleet::WhenFull, 2>("fleet.when_full", b.when_full,
+                                    {{{"drop", fleet::WhenFull::drop}, {"wait", fleet::WhenFull::wait}}});
+}
+
+std::vector<fleet::Address> destinations_of(const FleetBlock& b) {
+  std::vector<fleet::Address> d;
+  try {
+    d = fleet::parse_address_list(b.destinations);
+  } catch (const std::invalid_argument& e) {
+    throw KeyError("fleet.destinations", b.destinations, e.what());
+  }
+  if (d.empty())
+    throw KeyError("fleet.destinations", b.destinations, "is required: the builders, \"HOST:PORT,HOST:PORT\"");
+  return d;
+}
+
+void check_node(const FleetBlock& b) {
+  if (b.node >= b.nodes)
+    throw KeyError("fleet.node", std::to_string(b.node),
+                   "must be below fleet.nodes (" + std::to_string(b.nodes) + "): nodes are numbered from 0");
+}
+
+fleet::Address listen_of(const FleetBlock& b) {
+  try {
+    return fleet::parse_address(b.listen);
+  } catch (const std::invalid_argument& e) {
+    throw KeyError("fleet.listen", b.listen, e.what());
+  }
+}
+
+// Every problem of the keys the file wrote, each with its line (an ingest's file needs no
+// listen, a builder's no destinations).
 void check_fleet(const Config& cfg, std::vector<ConfigIssue>& issues) {
   if (!cfg.options.find(FleetBlock::kKey)) return;
   const FleetBlock& b = fleet_block(cfg);
-  auto report = [&](auto&& make) {
+  auto check = [&](const char* key, auto&& parse) {
+    if (!cfg.locations.count(key)) return;
     try {
-      make(b);
+      parse(b);
     } catch (const KeyError& e) {
       issues.push_back({cfg.location_of(e.key), e.key, e.value, e.what()});
     }
   };
-  // Only what the file wrote: an ingest's file needs no listen, a builder's no destinations.
-  if (cfg.locations.count("fleet.destinations") || cfg.locations.count("fleet.route") ||
-      cfg.locations.count("fleet.when_full") || cfg.locations.count("fleet.node"))
-    report(sink_config);
-  if (cfg.locations.count("fleet.listen")) report(builder_config);
-  if (cfg.locations.count("fleet.transport")) report(transport_of);
+  check("fleet.destinations", destinations_of);
+  check("fleet.node", check_node);
+  check("fleet.route", route_of);
+  check("fleet.when_full", when_full_of);
+  check("fleet.transport", transport_of);
+  check("fleet.listen", listen_of);
 }
 
 }  // namespace
 
 fleet::SinkConfig sink_config(const FleetBlock& b) {
   fleet::SinkConfig s;
-  try {
-    s.destinations = fleet::parse_address_list(b.destinations);
-  } catch (const std::invalid_argument& e) {
-    throw KeyError("fleet.destinations", b.destinations, e.what());
-  }
-  if (s.destinations.empty())
-    throw KeyError("fleet.destinations", b.destinations, "is required: the builders, \"HOST:PORT,HOST:PORT\"");
-  if (b.node >= b.nodes)
-    throw KeyError("fleet.node", std::to_string(b.node),
-                   "must be below fleet.nodes (" + std::to_string(b.nodes) + "): nodes are numbered from 0");
+  s.destinations = destinations_of(b);
+  check_node(b);
   s.node = b.node;
   s.nodes = b.nodes;
-  s.route = choose<fleet::Route, 3>(
-      "fleet.route", b.route,
-      {{{"frame", fleet::Route::frame}, {"stream", fleet::Route::stream}, {"bytes", fleet::Route::bytes}}});
+  s.route = route_of(b);
   s.credits = b.credits;
-  s.when_full = choose<fleet::WhenFull, 2>("fleet.when_full", b.when_full,
-                                           {{{"drop", fleet::WhenFull::drop}, {"wait", fleet::WhenFull::wait}}});
+  s.when_full = when_full_of(b);
   s.wait_ms = b.wait_ms;
   s.reconnect_ms = b.reconnect_ms;
   s.transport = transport_of(b);
@@ -82,11 +111,7 @@ fleet::SinkConfig sink_config(const FleetBlock& b) {
 
 fleet::BuilderConfig builder_config(const FleetBlock& b) {
   fleet::BuilderConfig c;
-  try {
-    c.receiver.listen = fleet::parse_address(b.listen);
-  } catch (const std::invalid_argument& e) {
-    throw KeyError("fleet.listen", b.listen, e.what());
-  }
+  c.receiver.listen = listen_of(b);
   c.receiver.max_bytes = b.max_bytes;
   c.receiver.buffers = b.buffers;
   c.receiver.transport = transport_of(b);
