@@ -187,7 +187,7 @@ TEST_P(fleet_receiver, WaitModeWaitsForACreditThenGivesUp) {
   EXPECT_EQ(s.total.acked, 3u);
 }
 
-INSTANTIATE_TEST_SUITE_P(fleet, fleet_receiver, ::testing::Values(Transport::tcp, Transport::shm),
+INSTANTIATE_TEST_SUITE_P(fleet, fleet_receiver, ::testing::Values(Transport::tcp, Transport::shm, Transport::automatic),
                          transport_name);
 
 }  // namespace
