@@ -48,6 +48,16 @@ if [ -d .carry/dpdk ]; then
   export NETDAQ_DPDK_DRIVERS=$PWD/.carry/dpdk/pmds
   prefix+=(-DNETDAQ_RTE_BUS_VDEV=$PWD/.carry/dpdk/lib/librte_bus_vdev.so)
 fi
+# UCX (the fleet: netdaq ingest / build, tests/gpu/fleet_gpu_frames_test.cpp): Debian 12's
+# libucx0 + libucx-dev `dpkg -x`ed into .carry/ucx-root, .carry/ucx/pkgconfig/ucx*.pc with
+# prefix=${pcfiledir}/../../ucx-root/usr. UCX loads its transport modules (cma) from the ucx/
+# folder beside libucs; UCX_MODULE_DIR says so in case it looks elsewhere. Built without CUDA:
+# GPU frames are staged in pinned host memory before they are sent (docs/fleet.md).
+if [ -d .carry/ucx ]; then
+  export PKG_CONFIG_PATH=$PWD/.carry/ucx/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export LD_LIBRARY_PATH=$PWD/.carry/ucx-root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export UCX_MODULE_DIR=$PWD/.carry/ucx-root/usr/lib/x86_64-linux-gnu/ucx
+fi
 # The Python module: built for the machine's python3 (the one with PyTorch and CuPy), with the
 # pybind11 installed beside it.
 if py_inc=$(python3 -c 'import pybind11; print(pybind11.get_include())' 2>/dev/null); then
@@ -57,8 +67,11 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 echo "== configure and build"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETDAQ_BUILD_BENCH=ON "${prefix[@]}" \
   > "$out/logs/configure.log" 2>&1 || { tail -30 "$out/logs/configure.log"; exit 1; }
-grep "netdaq:" "$out/logs/configure.log"
+grep -E "netdaq:|fleet:" "$out/logs/configure.log"
 targets=(netdaq netdaq_gpu_tests netdaq_unit_tests netdaq_cli netdaq_cli_tests netdaq_python)
+# The fleet's host tests (real UCX endpoints over 127.0.0.1), where UCX was found.
+fleet=0
+grep -q "fleet: UCX" "$out/logs/configure.log" && { fleet=1; targets+=(netdaq_fleet_tests); }
 for b in bench/gpu/*.cu; do targets+=("netdaq_$(basename "$b" .cu)"); done
 cmake --build build-gpu -j"$(nproc)" --target "${targets[@]}" > "$out/logs/build.log" 2>&1 \
   || { grep -E "error|Error" -A3 "$out/logs/build.log" | head -60; exit 1; }
@@ -103,6 +116,13 @@ if [ "$what" != bench ]; then
   # Lazy module loading can wait forever behind a running persistent kernel: load all up front.
   export CUDA_MODULE_LOADING=EAGER
   gtest_run gpu_tests build-gpu/tests/gpu/netdaq_gpu_tests
+  if [ $fleet = 1 ]; then
+    echo "== fleet tests (UCX over 127.0.0.1 TCP and shared memory): ctest -R fleet"
+    ctest --test-dir build-gpu -R fleet -LE integration --output-on-failure > "$out/logs/fleet_ctest.log" 2>&1 || rc=1
+    grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|Total Test time" "$out/logs/fleet_ctest.log" | head -30
+  else
+    echo "FAILED: the build has no fleet (UCX not found: scripts/make-carry.sh makes .carry/ucx)"; rc=1
+  fi
   echo "== unit tests (host side, incl. the frame tracker and doorbell ring)"
   # Less vita49_tshark: Wireshark is not on this machine (no package registry); CI runs it.
   build-gpu/tests/unit/netdaq_unit_tests --gtest_brief=1 --gtest_filter='-vita49_tshark.*:roce_sw_tshark.*' \

@@ -12,6 +12,11 @@
 #                                  DPDK 22.11: the headers, the libraries netdaq links and
 #                                  their runtime needs (libnuma, libfdt, libbsd, libmd), and
 #                                  the net_ring, net_null and mempool_ring drivers
+#   .carry/ucx-root, ucx/pkgconfig/ucx*.pc
+#                                  UCX 1.13 (the fleet: netdaq ingest / build): libucx0 +
+#                                  libucx-dev, with only the cma transport module (tcp, posix
+#                                  and sysv shared memory are in libuct itself; the ib and
+#                                  rdmacm modules need mlx5 providers the GPU machine lacks)
 #   .carry/dpdk/bin/dpdk-testpmd   this machine's dpdk-testpmd (dpdk-dev) with its libraries in
 #                                  .carry/dpdk/testpmd (the benchmarks' reference receiver)
 # Every .pc file names its prefix relative to ${pcfiledir}, so .carry/ works wherever the
@@ -108,6 +113,23 @@ for pc in libibverbs librdmacm; do
 done
 tidy "$carry/rdma-root"
 
+# UCX (the fleet, cmake/fleet.cmake: pkg-config ucx): Debian 12's libraries and headers.
+# Debian's UCX is built without CUDA (no cuda_copy / cuda_ipc), so GPU frames are staged in
+# pinned host memory before they are sent (docs/fleet.md, "GPU frames"). UCX finds its
+# transport modules in the ucx/ folder beside libucs (gpu-check.sh also sets UCX_MODULE_DIR).
+# libucs needs libnuma.so.1, which .carry/dpdk/lib holds.
+unpack "$carry/ucx-root" libucx0 libucx-dev
+for pc in ucx ucx-ucs ucx-uct; do
+  relocate "$carry/ucx-root/usr/lib/$arch/pkgconfig/$pc.pc" "$carry/ucx/pkgconfig/$pc.pc" \
+    '${pcfiledir}/../../ucx-root/usr'
+done
+# Debian writes "prefix = /usr" (spaces): relocate's patterns expect none, so set the dirs here.
+sed -i -E -e '\#^prefix *= */usr$#d' -e '/^[a-z_]+ *= */{s/^([a-z_]+) *= */\1=/}' -e 's#^(exec_prefix)=.*#\1=${prefix}#' \
+  -e 's#^libdir=.*#libdir=${prefix}/lib/'"$arch"'#' -e 's#^includedir=.*#includedir=${prefix}/include#' \
+  -e '/^bindir=/d' "$carry/ucx/pkgconfig"/*.pc
+rm -f "$carry/ucx-root/usr/lib/$arch/ucx"/libuct_{ib,rdmacm}.so*
+tidy "$carry/ucx-root"
+
 # DPDK: the headers (Debian splits rte_config.h & co. into include/$arch/dpdk: merged here)
 # and only the libraries netdaq links (libdpdk.pc lists all 51; netdaq uses eal, ethdev, mbuf,
 # mempool, ring, net and the vdev bus) with what they and the three drivers need.
@@ -183,4 +205,4 @@ LD_LIBRARY_PATH=$here/testpmd/lib:$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 EOF
 chmod +x "$dpdk/bin/dpdk-testpmd"
 
-echo "make-carry: $(du -sh "$carry" | cut -f1) in .carry (include, pcap-root, httplib-root, rdma-root, dpdk)"
+echo "make-carry: $(du -sh "$carry" | cut -f1) in .carry (include, pcap-root, httplib-root, rdma-root, ucx-root, dpdk)"

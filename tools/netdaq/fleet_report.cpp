@@ -80,7 +80,7 @@ bool print_ingest_result(const IngestResult& r, const std::string& json_path) {
   {
     json dests = json::array();
     for (const auto& d : r.sink.destinations) dests.push_back(destination_json(d));
-    const json doc{
+    json doc{
         {"seconds", r.seconds},
         {"packets", {{"received", packets}, {"dropped", dropped}}},
         {"frames",
@@ -94,6 +94,11 @@ bool print_ingest_result(const IngestResult& r, const std::string& json_path) {
         {"sink", {{"frames", r.sink.frames}, {"total", destination_json(r.sink.total)}, {"destinations", dests}}},
         {"drained", r.drained},
         {"adds_up", sink_invariant_holds(r.sink)}};
+    if (r.gpu.on)
+      doc["frames"]["gpu_staging"] = {{"buffers", r.gpu.buffers},           {"buffer_bytes", r.gpu.buffer_bytes},
+                                      {"frames_staged", r.gpu.frames_staged}, {"bytes_staged", r.gpu.bytes_staged},
+                                      {"dropped_no_staging", r.gpu.dropped_no_staging},
+                                      {"too_big", r.gpu.too_big},           {"copy_failed", r.gpu.copy_failed}};
     if (!write_json(doc, json_path)) return false;
   }
   std::fprintf(stderr,
@@ -101,6 +106,13 @@ bool print_ingest_result(const IngestResult& r, const std::string& json_path) {
                "%.2f s\n",
                (unsigned long long)packets, (unsigned long long)dropped, (unsigned long long)r.frames,
                (unsigned long long)r.frames_complete, (unsigned long long)r.frames_incomplete, r.seconds);
+  if (r.gpu.on)
+    std::fprintf(stderr,
+                 "  gpu staging: %llu frames (%llu bytes) copied into %u pinned buffers, %llu dropped (every staging "
+                 "buffer busy), %llu too big, %llu copies failed\n",
+                 (unsigned long long)r.gpu.frames_staged, (unsigned long long)r.gpu.bytes_staged, r.gpu.buffers,
+                 (unsigned long long)r.gpu.dropped_no_staging, (unsigned long long)r.gpu.too_big,
+                 (unsigned long long)r.gpu.copy_failed);
   for (const auto& d : r.sink.destinations) print_destination(d);
   print_destination(r.sink.total);
   if (!r.drained) std::fprintf(stderr, "  not drained: %llu fragments still in flight at the end\n",

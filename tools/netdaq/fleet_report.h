@@ -13,9 +13,21 @@
 
 namespace netdaq::cli {
 
+// A reorder of frames: gpu: frames copied from GPU memory into pinned host staging buffers
+// before the sink sends them (tools/netdaq/ingest_gpu.h; docs/fleet.md, "GPU frames").
+struct IngestGpuStaging {
+  bool on = false;
+  uint32_t buffers = 0;
+  uint64_t buffer_bytes = 0;
+  uint64_t frames_staged = 0, bytes_staged = 0;
+  uint64_t dropped_no_staging = 0;  // frames dropped: every staging buffer was busy
+  uint64_t too_big = 0, copy_failed = 0;
+};
+
 struct IngestResult {
   uint64_t frames = 0, frames_complete = 0, frames_incomplete = 0;  // handed to the sink
-  HostFrameStats frame_stats;
+  HostFrameStats frame_stats;  // frames: gpu: the pipeline's counters
+  IngestGpuStaging gpu;
   std::vector<QueueStats> queues;
   fleet::SinkStats sink;
   bool drained = false;  // every credit came back before --drain-ms ran out
