@@ -5,7 +5,8 @@
 # registry, so what else netdaq needs travels in .carry/ (ignored by git; pass it to the device
 # tool's carry): header-only CLI11 and nlohmann-json in .carry/include, and libpcap, rdma-core
 # and DPDK as below. scripts/make-carry.sh makes .carry/ from this Debian 12 machine's packages.
-#   scripts/gpu-check.sh [tests|bench|all]   (default all)
+#   scripts/gpu-check.sh [tests|bench|fleet|all]   (default all; fleet: only what the fleet's
+#   tests need is built, then the GPU fleet test and ctest -R fleet run)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -110,19 +111,30 @@ gtest_run() {
     rc=1
   fi
 }
+# fleet_tests: the fleet's tests, GPU frames (tests/gpu/fleet_gpu_frames_test.cpp: sensor ->
+# netdaq ingest with frames: gpu -> UCX -> netdaq build, every byte checked) and the host ones
+# (UCX over 127.0.0.1 TCP and shared memory): ctest -R fleet, less the root / Prometheus ones.
+fleet_tests() {
+  if [ $fleet != 1 ]; then
+    echo "FAILED: the build has no fleet (UCX not found: scripts/make-carry.sh makes .carry/ucx)"; rc=1; return
+  fi
+  if [ "$what" = fleet ]; then  # (tests: the whole GPU suite above ran them)
+    echo "== GPU frames through a fleet (netdaq_gpu_tests fleet/*)"
+    gtest_run fleet_gpu_tests build-gpu/tests/gpu/netdaq_gpu_tests --gtest_filter='fleet/*'
+  fi
+  grep -h "^gpu fleet" "$out"/logs/{gpu_tests,fleet_gpu_tests}.log 2>/dev/null
+  echo "== fleet host tests: ctest -R fleet -L unit"
+  ctest --test-dir build-gpu -R fleet -L unit --output-on-failure > "$out/logs/fleet_ctest.log" 2>&1 || rc=1
+  grep -E "tests passed|tests failed|\*\*\*Failed|\*\*\*Skipped|Not Run|Total Test time|Failure" "$out/logs/fleet_ctest.log" | head -30
+}
 rc=0
 if [ "$what" != bench ]; then
-  echo "== GPU tests"
+  [ "$what" = fleet ] || echo "== GPU tests"
   # Lazy module loading can wait forever behind a running persistent kernel: load all up front.
   export CUDA_MODULE_LOADING=EAGER
-  gtest_run gpu_tests build-gpu/tests/gpu/netdaq_gpu_tests
-  if [ $fleet = 1 ]; then
-    echo "== fleet tests (UCX over 127.0.0.1 TCP and shared memory): ctest -R fleet"
-    ctest --test-dir build-gpu -R fleet -LE integration --output-on-failure > "$out/logs/fleet_ctest.log" 2>&1 || rc=1
-    grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|Total Test time" "$out/logs/fleet_ctest.log" | head -30
-  else
-    echo "FAILED: the build has no fleet (UCX not found: scripts/make-carry.sh makes .carry/ucx)"; rc=1
-  fi
+  [ "$what" = fleet ] || gtest_run gpu_tests build-gpu/tests/gpu/netdaq_gpu_tests
+  fleet_tests
+  [ "$what" = fleet ] && { [ $rc = 0 ] && echo "gpu-check fleet: every step passed" || echo "gpu-check fleet: FAILED"; exit $rc; }
   echo "== unit tests (host side, incl. the frame tracker and doorbell ring)"
   # Less vita49_tshark: Wireshark is not on this machine (no package registry); CI runs it.
   build-gpu/tests/unit/netdaq_unit_tests --gtest_brief=1 --gtest_filter='-vita49_tshark.*:roce_sw_tshark.*' \
