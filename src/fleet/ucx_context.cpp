@@ -11,14 +11,14 @@
 namespace netdaq::fleet::detail {
 
 namespace {
-// shm: posix shared memory and cma for the data, self for a process talking to itself, and
-// tcp, which the sockaddr connection manager needs to reach 127.0.0.1 at all (without it UCX
-// 1.13 says "device lo is not enabled"). When a peer's worker is gone, UCX logs "mm ep failed
-// to connect to remote FIFO" while the endpoints to it close: noise, nothing is lost by it.
+// shm: UCX's shared memory transports (sysv, posix, cma) for the data, self for a process
+// talking to itself, and tcp, which the sockaddr connection manager needs to reach 127.0.0.1
+// at all (without it UCX 1.13 says "device lo is not enabled"). When a peer's worker is gone,
+// UCX logs "mm ep failed to connect to remote FIFO" while the endpoints to it close: noise.
 const char* tls_for(Transport t) {
   switch (t) {
     case Transport::tcp: return "tcp";
-    case Transport::shm: return "posix,cma,self,tcp";
+    case Transport::shm: return "shm,self,tcp";
     case Transport::automatic: break;
   }
   return "all";
