@@ -3,6 +3,7 @@ FrameSink feeds a Python FrameReceiver or EventBuilder; bytes, metadata and pres
 sent, frames are read in place (NumPy views, DLPack) and held until their last view goes, and
 every fragment is counted under one fate at the sink. Every wait is bounded."""
 import gc
+import threading
 import time
 import weakref
 
@@ -279,3 +280,40 @@ def test_bad_settings_raise_value_error_with_the_cpp_message():
         fleet.FrameSink(["127.0.0.1:9"], credits=0)
     with pytest.raises(ValueError, match="nodes"):
         fleet.EventBuilder("127.0.0.1:0", nodes=65)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_wait_mode_sender_and_receiver_in_two_threads(transport):
+    """send(when_full='wait') and receive() release the GIL: a receiver thread's releases hand
+    credits back to a sender waiting in the main thread, so nothing is dropped."""
+    frames, size = 40, 8192
+    with fleet.FrameReceiver("127.0.0.1:0", max_bytes=size, buffers=4, transport=transport) as rx, \
+            fleet.FrameSink(f"127.0.0.1:{rx.port}", credits=2, when_full="wait", wait_ms=3000,
+                            transport=transport) as sink:
+        connect([sink], [rx])
+        got, errors = [], []
+
+        def receive_all():
+            try:
+                deadline = time.monotonic() + 8
+                while len(got) < frames and time.monotonic() < deadline:
+                    f = rx.receive(0.05)
+                    if f is not None:
+                        with f:
+                            got.append((f.frame, bool(np.array_equal(f.data, pattern(f.frame, size)))))
+            except Exception as e:  # noqa: BLE001  (reported by the main thread)
+                errors.append(e)
+
+        t = threading.Thread(target=receive_all)
+        t.start()
+        for n in range(frames):
+            sink.send(pattern(n, size), frame=n)
+        # The sink is progressed by its own thread too (shared-memory rendezvous needs the sender).
+        assert pump_until(sink.progress, lambda: not t.is_alive(), timeout_s=10)
+        t.join(1)
+        assert not errors, errors
+        assert got == [(n, True) for n in range(frames)]
+        assert pump_until(lambda: (sink.progress(), rx.progress()), lambda: sink.stats()["total"]["in_flight"] == 0)
+        s = sink.stats()
+        check_invariant(s)
+        assert (s["total"]["acked"], s["total"]["no_credit"]) == (frames, 0), s
