@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -210,6 +211,25 @@ class Fleet {
         dir() / (name + ".log"));
     return *sensors_[i];
   }
+  // Builders, then ingests (each once it says it is up), then the sensors.
+  bool start_all() {
+    for (unsigned b = 0; b < kBuilders; ++b)
+      if (!logged(start_builder(b), "listening on", 20s)) return false;
+    for (unsigned i = 0; i < kIngests; ++i)
+      if (!logged(start_ingest(i), "netdaq ingest: node", 20s)) return false;
+    for (unsigned i = 0; i < kIngests; ++i) start_sensor(i);
+    return true;
+  }
+  // Ctrl-C ends the ingests' and builders' linger; each exits 0.
+  void stop_all() {
+    auto stop = [&](std::unique_ptr<Child>& c) {
+      if (!c) return;
+      c->signal(SIGINT);
+      EXPECT_EQ(c->wait_for(10s), std::optional<int>(0)) << logs();
+    };
+    for (auto& c : ingests_) stop(c);
+    for (auto& c : builders_) stop(c);
+  }
   Child& builder(unsigned b) { return *builders_[b]; }
   Child& ingest(unsigned i) { return *ingests_[i]; }
   Child& sensor(unsigned i) { return *sensors_[i]; }
@@ -245,7 +265,8 @@ class Fleet {
   FleetOptions o_;
   ndqtest::TempDir dir_;
   std::unique_ptr<Child> prometheus_;
-  std::unique_ptr<Child> builders_[kBuilders], ingests_[kIngests], sensors_[kIngests];
+  std::array<std::unique_ptr<Child>, kBuilders> builders_;
+  std::array<std::unique_ptr<Child>, kIngests> ingests_, sensors_;
 };
 
 // The checks every fleet run ends with: packets at each ingest, and the sink's fates.
@@ -279,9 +300,7 @@ TEST_F(FleetTest, fleetThreeIngestsTwoBuildersEveryFrameBuiltAndPrometheusSumsTh
   Fleet f(lab, o);
   f.start_prometheus();
   ASSERT_TRUE(f.prometheus_ready()) << f.prometheus_log();
-  for (unsigned b = 0; b < kBuilders; ++b) ASSERT_TRUE(Fleet::logged(f.start_builder(b), "listening on", 20s)) << f.logs();
-  for (unsigned i = 0; i < kIngests; ++i) ASSERT_TRUE(Fleet::logged(f.start_ingest(i), "netdaq ingest: node", 20s)) << f.logs();
-  for (unsigned i = 0; i < kIngests; ++i) f.start_sensor(i);
+  ASSERT_TRUE(f.start_all()) << f.logs();
   for (unsigned i = 0; i < kIngests; ++i) ASSERT_EQ(f.sensor(i).wait_for(60s), std::optional<int>(0)) << f.logs();
 
   std::vector<json> in(kIngests), out(kBuilders);
@@ -323,8 +342,9 @@ TEST_F(FleetTest, fleetThreeIngestsTwoBuildersEveryFrameBuiltAndPrometheusSumsTh
   EXPECT_EQ(fragments, placed);
   EXPECT_EQ(acked, placed);
   EXPECT_EQ(built, o.frames) << "frames built by the two builders";
-  if (complete_in == kIngests * o.frames)  // no packet lost on the sensor links: every frame whole
+  if (complete_in == kIngests * o.frames) {  // no packet lost on the sensor links: every frame whole
     EXPECT_EQ(u64(out[0], "frames", "complete") + u64(out[1], "frames", "complete"), o.frames);
+  }
 
   // One Prometheus sees the same fleet totals (the processes linger with their final counters).
   const std::vector<std::pair<std::string, uint64_t>> totals = {
@@ -341,14 +361,7 @@ TEST_F(FleetTest, fleetThreeIngestsTwoBuildersEveryFrameBuiltAndPrometheusSumsTh
         << q << ": Prometheus " << (got ? std::to_string(*got) : "nothing") << ", the summaries " << want << "\n"
         << f.prometheus_log();
   }
-  for (unsigned i = 0; i < kIngests; ++i) {
-    f.ingest(i).signal(SIGINT);
-    EXPECT_EQ(f.ingest(i).wait_for(10s), std::optional<int>(0)) << f.logs();
-  }
-  for (unsigned b = 0; b < kBuilders; ++b) {
-    f.builder(b).signal(SIGINT);
-    EXPECT_EQ(f.builder(b).wait_for(10s), std::optional<int>(0)) << f.logs();
-  }
+  f.stop_all();
 }
 
 TEST_F(FleetTest, fleetABuilderKilledMidRunIsCountedLostAtTheSendersAndRejoinsWhenRestarted) {
@@ -360,9 +373,7 @@ TEST_F(FleetTest, fleetABuilderKilledMidRunIsCountedLostAtTheSendersAndRejoinsWh
   // up the frames for builder 0 too.
   o.when_full = "drop";
   Fleet f(lab, o);
-  for (unsigned b = 0; b < kBuilders; ++b) ASSERT_TRUE(Fleet::logged(f.start_builder(b), "listening on", 20s)) << f.logs();
-  for (unsigned i = 0; i < kIngests; ++i) ASSERT_TRUE(Fleet::logged(f.start_ingest(i), "netdaq ingest: node", 20s)) << f.logs();
-  for (unsigned i = 0; i < kIngests; ++i) f.start_sensor(i);
+  ASSERT_TRUE(f.start_all()) << f.logs();
   std::this_thread::sleep_for(1s);
   f.builder(1).signal(SIGKILL);
   ASSERT_TRUE(f.builder(1).wait_for(5s).has_value());
@@ -413,14 +424,7 @@ TEST_F(FleetTest, fleetABuilderKilledMidRunIsCountedLostAtTheSendersAndRejoinsWh
   // handed out with that node missing, counted once.
   EXPECT_EQ(b1["check"]["errors"].get<uint64_t>(), 0u) << b1.dump(1);
   EXPECT_GT(u64(b1, "frames", "built"), 0u) << b1.dump(1);
-  for (unsigned i = 0; i < kIngests; ++i) {
-    f.ingest(i).signal(SIGINT);
-    EXPECT_EQ(f.ingest(i).wait_for(10s), std::optional<int>(0)) << f.logs();
-  }
-  for (unsigned b = 0; b < kBuilders; ++b) {
-    f.builder(b).signal(SIGINT);
-    EXPECT_EQ(f.builder(b).wait_for(10s), std::optional<int>(0)) << f.logs();
-  }
+  f.stop_all();
 }
 
 // The same fleet with UCX on shared memory (the connection still made over the fleet's TCP
@@ -431,9 +435,7 @@ TEST_F(FleetTest, fleetOverSharedMemoryBuildsEveryFrame) {
   o.transport = "shm";
   o.frames = 200;
   Fleet f(lab, o);
-  for (unsigned b = 0; b < kBuilders; ++b) ASSERT_TRUE(Fleet::logged(f.start_builder(b), "listening on", 20s)) << f.logs();
-  for (unsigned i = 0; i < kIngests; ++i) ASSERT_TRUE(Fleet::logged(f.start_ingest(i), "netdaq ingest: node", 20s)) << f.logs();
-  for (unsigned i = 0; i < kIngests; ++i) f.start_sensor(i);
+  ASSERT_TRUE(f.start_all()) << f.logs();
   for (unsigned i = 0; i < kIngests; ++i) ASSERT_EQ(f.sensor(i).wait_for(60s), std::optional<int>(0)) << f.logs();
   uint64_t acked = 0, placed = 0, built = 0;
   for (unsigned i = 0; i < kIngests; ++i) {

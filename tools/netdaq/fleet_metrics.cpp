@@ -1,9 +1,6 @@
 #include "fleet_metrics.h"
 
-#include <chrono>
-#include <thread>
-
-#include "signals.h"
+#include "metrics_linger.h"
 
 namespace netdaq::cli {
 
@@ -32,14 +29,7 @@ MetricsSnapshot FleetMetrics::collect() {
   return s;
 }
 
-void FleetMetrics::linger(double seconds, std::FILE* out) const {
-  if (seconds <= 0 || stop_requested()) return;
-  std::fprintf(out, "metrics: serving the final counters at %s for %g s more (Ctrl-C stops)\n", url().c_str(), seconds);
-  std::fflush(out);
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end && !stop_requested())
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-}
+void FleetMetrics::linger(double seconds, std::FILE* out) const { linger_serving(url(), seconds, out); }
 
 std::string FleetMetrics::url() const { return server_->url(); }
 

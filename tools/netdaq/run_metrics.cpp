@@ -1,5 +1,7 @@
 #include "run_metrics.h"
 
+#include "metrics_linger.h"
+
 #include <chrono>
 #include <thread>
 
@@ -49,14 +51,16 @@ void RunMetrics::freeze(const TrafficResult& r) {
   final_ = std::move(s);
 }
 
-void RunMetrics::linger(double seconds, std::FILE* out) const {
+void linger_serving(const std::string& url, double seconds, std::FILE* out) {
   if (seconds <= 0 || stop_requested()) return;
-  std::fprintf(out, "metrics: serving the final counters at %s for %g s more (Ctrl-C stops)\n", url().c_str(), seconds);
+  std::fprintf(out, "metrics: serving the final counters at %s for %g s more (Ctrl-C stops)\n", url.c_str(), seconds);
   std::fflush(out);
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < end && !stop_requested())
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
+
+void RunMetrics::linger(double seconds, std::FILE* out) const { linger_serving(url(), seconds, out); }
 
 std::string RunMetrics::url() const { return server_->url(); }
 
