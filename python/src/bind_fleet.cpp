@@ -141,10 +141,25 @@ py::dict to_dict(const fl::SinkStats& s) {
 // A receiver or builder and the lock that orders its calls: frames are released from whatever
 // thread drops their last view (a DLPack deleter may run without the GIL), and receive()
 // progresses without the GIL. Code holding `mu` never waits for the GIL.
+constexpr auto kSettle = std::chrono::seconds(1);  // how long teardown waits for transfers under way
+
+uint64_t receiving(const fl::ReceiverStats& s) {  // fragments whose data is still arriving
+  return s.fragments - (s.placed + s.no_buffer + s.too_big + s.malformed + s.late + s.duplicate + s.receive_failed);
+}
+uint64_t receiving(const fl::FrameReceiver& r) { return receiving(r.stats()); }
+uint64_t receiving(const fl::EventBuilder& b) { return receiving(b.stats().receiver); }
+
 template <class R>
 struct Endpoint {
   std::mutex mu;
   std::unique_ptr<R> rx;
+  // Destroying a receiver while a fragment's data is still arriving crashes inside src/fleet
+  // (UCX completes the receive during teardown): let what is under way finish first, bounded.
+  ~Endpoint() {
+    if (!rx) return;
+    const auto deadline = std::chrono::steady_clock::now() + kSettle;
+    while (receiving(*rx) != 0 && std::chrono::steady_clock::now() < deadline) rx->progress();
+  }
 };
 
 // One handed-out frame; its buffer and credit go back when the last holder goes.
@@ -315,13 +330,7 @@ class PyFrameSink {
     py::gil_scoped_release nogil;  // connecting may take a moment
     sink_ = value_errors([&] { return std::make_unique<fl::FrameSink>(std::move(cfg)); });
   }
-  ~PyFrameSink() {
-    std::unique_ptr<fl::FrameSink> s = std::move(sink_);
-    {
-      py::gil_scoped_release nogil;
-      s.reset();  // UCX stops reading before the buffers below are let go
-    }
-  }
+  ~PyFrameSink() { close(); }
 
   void send(const py::object& data, uint64_t stream, uint64_t frame, bool complete, const py::object& presence,
             uint32_t granule, const py::object& bytes_present, uint64_t first_ns, uint64_t last_ns) {
@@ -387,14 +396,23 @@ class PyFrameSink {
     return to_dict(sink().stats());
   }
   size_t pending() const noexcept { return pending_.size(); }
+  // Waits up to kSettle for the sends under way (destroying a sink while UCX still sends
+  // crashes inside src/fleet), then lets every held buffer go once UCX stops reading them.
   void close() {
-    std::unique_ptr<fl::FrameSink> s;
-    {
-      std::lock_guard lock(mu_);
-      s = std::move(sink_);
-    }
+    const size_t want = pending_.size();
+    std::vector<uint64_t> done;
     {
       py::gil_scoped_release nogil;
+      std::unique_ptr<fl::FrameSink> s;
+      {
+        std::lock_guard lock(mu_);
+        const auto deadline = std::chrono::steady_clock::now() + kSettle;
+        while (sink_ && done.size() < want && std::chrono::steady_clock::now() < deadline) {
+          sink_->progress();
+          collect(done);
+        }
+        s = std::move(sink_);
+      }
       s.reset();
     }
     pending_.clear();

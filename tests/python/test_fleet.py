@@ -317,3 +317,48 @@ def test_wait_mode_sender_and_receiver_in_two_threads(transport):
         s = sink.stats()
         check_invariant(s)
         assert (s["total"]["acked"], s["total"]["no_credit"]) == (frames, 0), s
+
+
+RECEIVER_PROCESS = """
+import sys, time
+from netdaq import fleet
+rx = fleet.FrameReceiver("127.0.0.1:0", max_bytes=1 << 22, buffers=4, transport=sys.argv[1])
+print(rx.port, flush=True)
+deadline = time.monotonic() + 8
+while time.monotonic() < deadline:
+    f = rx.receive(0.05)
+    if f is not None:
+        print(f.frame, f.nbytes, int(f.data[-1]), flush=True)
+        f.release()
+        break
+end = time.monotonic() + 0.5
+while time.monotonic() < end:
+    rx.progress()  # the credit goes out
+"""
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_closing_a_sink_mid_send_lets_the_send_finish(transport):
+    """close() right after a 4 MiB send to a receiver in another process: the sink waits for UCX
+    to finish reading (the C++ sink destroyed mid-send crashes), and the frame arrives whole."""
+    import subprocess
+    import sys
+    p = subprocess.Popen([sys.executable, "-c", RECEIVER_PROCESS, transport], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(p.stdout.readline())
+        sink = fleet.FrameSink(f"127.0.0.1:{port}", credits=2, transport=transport)
+        assert pump_until(sink.progress, lambda: sink.stats()["total"]["connected"]), sink.stats()
+        data = np.full(1 << 22, 7, dtype=np.uint8)
+        sink.send(data, frame=42)
+        assert sink.pending == 1, "a 4 MiB rendezvous is still under way right after send()"
+        t0 = time.monotonic()
+        sink.close()
+        assert time.monotonic() - t0 < 1.5
+        assert sink.pending == 0
+        out, _ = p.communicate(timeout=10)
+        assert out.split() == ["42", str(1 << 22), "7"], out
+        assert p.returncode == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
