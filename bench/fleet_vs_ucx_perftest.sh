@@ -9,7 +9,8 @@
 # pattern) in namespace B; ucx_perftest's server in A and its client in B, -t ucp_am_bw (active
 # messages: what the sink sends; tag_bw with --tag too). The namespaces are joined by a veth pair
 # this script creates and always removes. Transports: tcp (UCX_TLS=tcp over the veth) and shm
-# (UCX_TLS=shm,cma,self, what src/fleet sets for Transport::shm; the veth only connects).
+# (UCX_TLS=shm,self,tcp, what src/fleet sets for Transport::shm, read from its tls_for(): the data
+# over shared memory, tcp for the sockaddr connection over the veth).
 # Processes start with `ip netns exec` (it remounts /sys, so UCX's tcp transport finds the veth).
 #
 # Per transport and size: a verify round first (every byte of every frame checked against the
@@ -22,8 +23,14 @@
 #
 # usage: bench/fleet_vs_ucx_perftest.sh [--transports tcp,shm] [--sizes 1048576,65536,4194304]
 #          [--rounds N] [--mib M] [--credits C] [--tag] [--enforce] [--json FILE] [--bench PATH]
-#          [--rx-cpu C] [--tx-cpu C] [--perf DIR] [--keep DIR]
-# --json: default bench/results/fleet_vs_ucx_perftest-DATE.json. --perf DIR: one more netdaq
+#          [--rx-cpu C] [--tx-cpu C] [--sink-buffers B] [--builder-buffers B] [--ucx-env "VAR=V ..."]
+#          [--perf DIR] [--keep DIR]
+# --json: default bench/results/fleet_vs_ucx_perftest-DATE.json. --sink-buffers: frames the sink
+# sends from (default 2 x credits), --builder-buffers: the builder's ReceiverConfig::buffers
+# (default its own, 32). --ucx-env: UCX variables for BOTH tools' processes (UCX reads them; the
+# fleet code overrides only UCX_TLS and the keepalive), e.g. a setting the fleet code may adopt.
+# Every process runs at nice -20 (both tools alike): builds beside the run must not take turns
+# on the two pinned CPUs. --perf DIR: one more netdaq
 # round per case under `perf record -g` (both processes), reports in DIR. --keep DIR: every
 # process's output. Exit status 1: a figure missing, a process failed, a check failed (bytes,
 # counts); with --enforce also a 1 MiB am_bw ratio under 0.8x.
@@ -44,6 +51,9 @@ rx_cpu=1
 tx_cpu=0
 perf_dir=""
 keep=""
+sink_buffers=0
+builder_buffers=0
+ucx_env=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --transports) transports=$2; shift 2 ;;
@@ -57,6 +67,9 @@ while [ $# -gt 0 ]; do
     --bench) bench=$2; shift 2 ;;
     --rx-cpu) rx_cpu=$2; shift 2 ;;
     --tx-cpu) tx_cpu=$2; shift 2 ;;
+    --sink-buffers) sink_buffers=$2; shift 2 ;;
+    --builder-buffers) builder_buffers=$2; shift 2 ;;
+    --ucx-env) ucx_env=$2; shift 2 ;;
     --perf) perf_dir=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     -h|--help) usage ;;
@@ -69,6 +82,9 @@ done
 [[ "$credits" =~ ^[0-9]+$ ]] && [ "$credits" -ge 1 ] || die "--credits: at least 1"
 for t in ${transports//,/ }; do [[ "$t" == tcp || "$t" == shm ]] || die "--transports: tcp and/or shm, not $t"; done
 for s in ${sizes//,/ }; do [[ "$s" =~ ^[0-9]+$ ]] && [ "$s" -ge 4096 ] || die "--sizes: bytes, at least 4096, not $s"; done
+[[ "$sink_buffers" =~ ^[0-9]+$ ]] && [ "$sink_buffers" -le 256 ] || die "--sink-buffers: 1 to 256 (0: 2 x credits)"
+[[ "$builder_buffers" =~ ^[0-9]+$ ]] || die "--builder-buffers: a whole number (0: the receiver's default)"
+for v in $ucx_env; do [[ "$v" =~ ^UCX_[A-Z0-9_]+=[^\ ]*$ ]] || die "--ucx-env: UCX_NAME=VALUE words, not $v"; done
 need_other_cpus --rx-cpu "$rx_cpu" --tx-cpu "$tx_cpu"
 need_root "network namespaces and a veth pair"
 command -v ucx_perftest >/dev/null || die "ucx_perftest not found (apt-get install ucx-utils)"
@@ -96,12 +112,21 @@ for side in a b; do
 done
 port=17000
 
-tls_of() { [ "$1" = tcp ] && echo tcp || echo shm,cma,self; }
-# ns_run NS CPU CMD...: CMD in namespace NS (ip netns exec: /sys of that namespace), pinned
+# UCX_TLS of a transport: what src/fleet sets (ucx_context.cpp's tls_for), read from there so
+# that both tools stay on the same transports
+tls_of() {
+  sed -n "s/.*case Transport::$1: return \"\([^\"]*\)\";.*/\1/p" src/fleet/ucx_context.cpp
+}
+for t in ${transports//,/ }; do
+  [ -n "$(tls_of "$t")" ] || die "no UCX_TLS for Transport::$t found in src/fleet/ucx_context.cpp (tls_for)"
+done
+# ns_run NS CPU CMD...: CMD in namespace NS (ip netns exec: /sys of that namespace), pinned, at
+# nice -20, with --ucx-env's variables
 ns_run() {
   local ns=$1 cpu=$2
   shift 2
-  ip netns exec "$ns" timeout -s INT -k 5 "$bound" taskset -c "$cpu" "$@"
+  # shellcheck disable=SC2086  # --ucx-env: words
+  ip netns exec "$ns" env $ucx_env timeout -s INT -k 5 "$bound" nice -n -20 taskset -c "$cpu" "$@"
 }
 # listening NS PORT SECONDS [PID]: until a TCP socket listens on PORT in NS
 listening() {
@@ -126,7 +151,7 @@ netdaq_round() {
     pre_b=(perf record -g -q -o "$tmp/$name.builder.perf") pre_s=(perf record -g -q -o "$tmp/$name.sink.perf")
   fi
   ns_run "$ns_a" "$rx_cpu" "${pre_b[@]}" "$bench" builder --listen "$ip_a:$port" --transport "$tr" --size "$size" \
-    --frames "$frames" --warmup "$warm" --check "$check" --max-seconds "$((bound - 10))" \
+    --frames "$frames" --warmup "$warm" --check "$check" --max-seconds "$((bound - 10))" --buffers "$builder_buffers" \
     --json "$tmp/$name.builder.json" >"$tmp/$name.builder.out" 2>&1 &
   bpid=$!
   track "$bpid"
@@ -134,7 +159,7 @@ netdaq_round() {
     round_failed "$name.netdaq" "the builder did not start: $(one_line "$tmp/$name.builder.out")"
   else
     ns_run "$ns_b" "$tx_cpu" "${pre_s[@]}" "$bench" sink --to "$ip_a:$port" --transport "$tr" --size "$size" \
-      --frames "$frames" --warmup "$warm" --credits "$credits" --max-seconds "$((bound - 10))" \
+      --frames "$frames" --warmup "$warm" --credits "$credits" --buffers "$sink_buffers" --max-seconds "$((bound - 10))" \
       --json "$tmp/$name.sink.json" >"$tmp/$name.sink.out" 2>&1 ||
       round_failed "$name.netdaq" "the sink exited with $?: $(one_line "$tmp/$name.sink.out")"
   fi
@@ -198,8 +223,10 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 report "$tmp" "$json_out" "$enforce" "$load_before" "$load_after" "$credits" "$rx_cpu" "$tx_cpu" "$mib" "$bench" \
-  "$rounds" <<'PY'
-tmp, out, enforce, load_before, load_after, credits, rx_cpu, tx_cpu, mib, bench, nrounds = sys.argv[1:12]
+  "$rounds" "$(tls_of tcp)" "$(tls_of shm)" "$sink_buffers" "$builder_buffers" "$ucx_env" <<'PY'
+(tmp, out, enforce, load_before, load_after, credits, rx_cpu, tx_cpu, mib, bench, nrounds, tls_tcp, tls_shm, sink_buffers,
+ builder_buffers, ucx_env) = sys.argv[1:17]
+tls = {"tcp": tls_tcp, "shm": tls_shm}
 TARGET = 0.8
 failed = script_failures(tmp)
 MIB = 1048576
@@ -256,7 +283,7 @@ for line in text(f"{tmp}/rounds.tsv").splitlines():
 results, rows = [], []
 for c, rs in cases.items():
     tr, size = c.split("-")
-    entry = {"case": c, "transport": tr, "ucx_tls": "tcp" if tr == "tcp" else "shm,cma,self", "size": int(size),
+    entry = {"case": c, "transport": tr, "ucx_tls": tls[tr], "size": int(size),
              "rounds": []}
     if "verify" in rs:
         v = netdaq_figures(rs["verify"]["netdaq"], where(f"{c}.verify.netdaq"), timed=False)
@@ -308,7 +335,9 @@ print(f"medians of the rounds that passed; GB = 1e9 B; netdaq: builder clock (si
 settings = {"rounds": int(nrounds), "mib_per_round": int(mib),
             "credits": int(credits), "rx_cpu": int(rx_cpu), "tx_cpu": int(tx_cpu), "load_before": load_before,
             "load_after": load_after, "warmup": "1/20 of each round's frames (at least 10)",
-            "enforce": enforce == "1", "bench": bench}
+            "enforce": enforce == "1", "bench": bench,
+            "sink_buffers": int(sink_buffers) or 2 * int(credits), "builder_buffers": int(builder_buffers) or "default (32)",
+            "ucx_env": ucx_env, "nice": -20}
 print(machine(settings))
 write_doc(out, {"bench": "fleet_vs_ucx_perftest", "settings": settings, "cpus": os.cpu_count(),
                 "kernel": platform.release(),
