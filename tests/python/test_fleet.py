@@ -12,7 +12,7 @@ import pytest
 
 import netdaq
 
-from conftest import CI
+from conftest import CI, require
 
 # ctest runs this file only where the library has the fleet; under CI a missing fleet fails.
 if not hasattr(netdaq, "fleet"):
@@ -358,6 +358,51 @@ def test_closing_a_sink_mid_send_lets_the_send_finish(transport):
         out, _ = p.communicate(timeout=10)
         assert out.split() == ["42", str(1 << 22), "7"], out
         assert p.returncode == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_netdaq_build_cli_builds_frames_from_python_sinks(tmp_path):
+    """Interop: two Python FrameSinks (nodes 0 and 1) feed the CLI's event builder (`netdaq
+    build`, C++), which builds every frame complete and counts each node's bytes."""
+    import json
+    import os
+    import socket
+    import subprocess
+    cli = os.environ.get("NETDAQ_CLI")
+    require(cli and os.path.exists(cli), "NETDAQ_CLI (the netdaq executable) is not set: run through ctest")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cfg = tmp_path / "builder.yaml"
+    cfg.write_text("fleet:\n  nodes: 2\n  listen: \"127.0.0.1:%d\"\n  transport: tcp\n  buffers: 8\n"
+                   "  max_bytes: 80000\n  timeout_ms: 2000\n" % port)
+    frames, size = 5, 40000
+    result = tmp_path / "build.json"
+    p = subprocess.Popen([cli, "build", str(cfg), "-n", str(frames), "-d", "8", "--expect-complete", "--json", str(result)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        sinks = [fleet.FrameSink(f"127.0.0.1:{port}", node=n, nodes=2, credits=8, transport="tcp", reconnect_ms=50)
+                 for n in range(2)]
+        step = lambda: [s.progress() for s in sinks]  # noqa: E731
+        assert pump_until(step, lambda: all(s.stats()["total"]["connected"] for s in sinks)), \
+            [s.stats() for s in sinks]
+        for f in range(frames):
+            for n, s in enumerate(sinks):
+                s.send(pattern(2 * f + n, size), stream=1, frame=f)
+        assert pump_until(step, lambda: all(s.stats()["total"]["acked"] == frames for s in sinks)), \
+            [s.stats() for s in sinks]
+        out, err = p.communicate(timeout=10)
+        assert p.returncode == 0, out + err
+        r = json.loads(result.read_text())
+        assert (r["frames"]["built"], r["frames"]["complete"], r["frames"]["incomplete"]) == (frames, frames, 0), r
+        assert [(n["node"], n["fragments"], n["bytes"], n["missing"]) for n in r["nodes"]] == \
+            [(0, frames, frames * size, 0), (1, frames, frames * size, 0)]
+        for s in sinks:
+            check_invariant(s.stats())
+            s.close()
     finally:
         if p.poll() is None:
             p.kill()
