@@ -74,6 +74,8 @@ targets=(netdaq netdaq_gpu_tests netdaq_unit_tests netdaq_cli netdaq_cli_tests n
 fleet=0
 grep -q "fleet: UCX" "$out/logs/configure.log" && { fleet=1; targets+=(netdaq_fleet_tests); }
 for b in bench/gpu/*.cu; do targets+=("netdaq_$(basename "$b" .cu)"); done
+# fleet: only what the fleet's tests run (the CLI's ingest / build and the two test binaries).
+if [ "$what" = fleet ]; then targets=(netdaq_cli netdaq_gpu_tests); [ $fleet = 1 ] && targets+=(netdaq_fleet_tests); fi
 cmake --build build-gpu -j"$(nproc)" --target "${targets[@]}" > "$out/logs/build.log" 2>&1 \
   || { grep -E "error|Error" -A3 "$out/logs/build.log" | head -60; exit 1; }
 echo "built: ${targets[*]}"
@@ -119,10 +121,10 @@ fleet_tests() {
     echo "FAILED: the build has no fleet (UCX not found: scripts/make-carry.sh makes .carry/ucx)"; rc=1; return
   fi
   if [ "$what" = fleet ]; then  # (tests: the whole GPU suite above ran them)
-    echo "== GPU frames through a fleet (netdaq_gpu_tests fleet/*)"
-    gtest_run fleet_gpu_tests build-gpu/tests/gpu/netdaq_gpu_tests --gtest_filter='fleet/*'
+    echo "== GPU frames through a fleet (netdaq_gpu_tests fleet/* and FrameStaging.*)"
+    gtest_run fleet_gpu_tests build-gpu/tests/gpu/netdaq_gpu_tests --gtest_filter='fleet/*:FrameStaging.*'
   fi
-  grep -h "^gpu fleet" "$out"/logs/{gpu_tests,fleet_gpu_tests}.log 2>/dev/null
+  [ "$what" = fleet ] || grep -h "^gpu fleet" "$out/logs/gpu_tests.log"  # (gtest_run showed them in fleet)
   echo "== fleet host tests: ctest -R fleet -L unit"
   ctest --test-dir build-gpu -R fleet -L unit --output-on-failure > "$out/logs/fleet_ctest.log" 2>&1 || rc=1
   grep -E "tests passed|tests failed|\*\*\*Failed|\*\*\*Skipped|Not Run|Total Test time|Failure" "$out/logs/fleet_ctest.log" | head -30
