@@ -187,12 +187,18 @@ def test_unreleased_frames_count_no_credit_exactly(transport):
         check_invariant(s)
         assert (s["total"]["fragments"], s["total"]["in_flight"], s["total"]["no_credit"]) == (10, 3, 7), s
         held = []  # the application pops but never releases
-        assert pump_until(step, lambda: held.append(rx.pop()) or len([h for h in held if h]) == 3)
-        held = [h for h in held if h]
+
+        def pop_into_held():
+            f = rx.pop()
+            if f is not None:
+                held.append(f)
+            return len(held) == 3
+
+        assert pump_until(step, pop_into_held), rx.stats()
         assert sink.stats()["total"]["acked"] == 0
         for h in held:
             h.release()
-        del held
+        held.clear()
         assert sink.drain(3000)
         s = sink.stats()
         check_invariant(s)
