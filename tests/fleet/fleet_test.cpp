@@ -104,8 +104,11 @@ std::string prometheus_config(const FleetLab& lab) {
 // /sys/class/net, as in a container), in a mount namespace of its own. nsenter, unshare and sh
 // exec: the Child's pid is the command's.
 std::vector<std::string> in_ns(const std::string& ns, std::vector<std::string> argv) {
+  // --propagation unchanged: a chroot's / is no mount point, so "private" fails there; /sys
+  // alone is made private, so the new sysfs is not seen outside.
   std::vector<std::string> full{"nsenter", "--net=/run/netns/" + ns, "--", "unshare", "--mount", "--propagation",
-                                "private", "--", "sh", "-c", "mount -t sysfs sysfs /sys && exec \"$@\"", "sh"};
+                                "unchanged", "--", "sh", "-c",
+                                "mount --make-private /sys && mount -t sysfs sysfs /sys && exec \"$@\"", "sh"};
   full.insert(full.end(), argv.begin(), argv.end());
   return full;
 }
