@@ -145,8 +145,13 @@ record() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$tmp/rounds.tsv"; }
 # netdaq_round CASE ROUND TRANSPORT SIZE FRAMES WARMUP CHECK [perf]: builder in A, sink in B;
 # their JSON in $tmp/CASE.ROUND.{builder,sink}.json
 netdaq_round() {
-  local c=$1 r=$2 tr=$3 size=$4 frames=$5 warm=$6 check=$7 name="$1.$2" bpid rc=0 pre_b=() pre_s=()
+  local c=$1 r=$2 tr=$3 size=$4 frames=$5 warm=$6 check=$7 name="$1.$2" bpid rc=0 pre_b=() pre_s=() sbufs=$sink_buffers
   port=$((port + 1))
+  # The verify round sends from 256 buffers: no two of its frames within 256 share their bytes
+  # past the frame number, so a builder buffer left holding an older frame (bytes not moved) fails
+  # the full check; with fewer sink buffers (period P) a frame P, 2P... earlier differs in its
+  # first 8 bytes only, which only the first 8 bytes' check would catch.
+  [ "$check" != full ] || sbufs=256
   if [ "${8:-}" = perf ]; then
     pre_b=(perf record -g -q -o "$tmp/$name.builder.perf") pre_s=(perf record -g -q -o "$tmp/$name.sink.perf")
   fi
@@ -159,7 +164,7 @@ netdaq_round() {
     round_failed "$name.netdaq" "the builder did not start: $(one_line "$tmp/$name.builder.out")"
   else
     ns_run "$ns_b" "$tx_cpu" "${pre_s[@]}" "$bench" sink --to "$ip_a:$port" --transport "$tr" --size "$size" \
-      --frames "$frames" --warmup "$warm" --credits "$credits" --buffers "$sink_buffers" --max-seconds "$((bound - 10))" \
+      --frames "$frames" --warmup "$warm" --credits "$credits" --buffers "$sbufs" --max-seconds "$((bound - 10))" \
       --json "$tmp/$name.sink.json" >"$tmp/$name.sink.out" 2>&1 ||
       round_failed "$name.netdaq" "the sink exited with $?: $(one_line "$tmp/$name.sink.out")"
   fi
@@ -209,7 +214,7 @@ for tr in ${transports//,/ }; do
     [ "$frames" -gt "$warm" ] || die "--mib $mib: too few frames of $size B (at least $((warm + 1)))"
     c="$tr-$size"
     echo "case $c: $frames frames ($warm warm-up), UCX_TLS=$(tls_of "$tr")" >&2
-    vframes=$((warm + 64 > frames ? frames : warm + 64))
+    vframes=$((warm + 300 > frames ? frames : warm + 300))  # > 256: every residue, builder buffers reused
     netdaq_round "$c" verify "$tr" "$size" "$vframes" "$warm" full
     for ((r = 1; r <= rounds; r++)); do
       netdaq_round "$c" "r$r" "$tr" "$size" "$frames" "$warm" sampled
