@@ -118,7 +118,8 @@ struct EventBuilder::Impl final : Placer {
       ns.bytes += m.bytes;
       if (!m.complete) ++ns.incomplete;
     } else {  // the transfer failed: as if the fragment never came
-      side->send_credit(refs[size_t(b) * cfg.nodes + node], CreditStatus::refused,
+      if (side)  // null while it is being destroyed (its receives end failed)
+        side->send_credit(refs[size_t(b) * cfg.nodes + node], CreditStatus::refused,
                         RefusalReason::failed, m.frame, m.bytes);
       s.present &= ~(uint64_t(1) << node);
     }

@@ -63,7 +63,8 @@ struct FrameReceiver::Impl final : Placer {
     const auto b = static_cast<uint32_t>(ticket);
     Buffer& buf = buffers[b];
     if (!ok) {
-      side->send_credit(buf.from, CreditStatus::refused, RefusalReason::failed, buf.meta.frame,
+      if (side)  // null while it is being destroyed (its receives end failed)
+        side->send_credit(buf.from, CreditStatus::refused, RefusalReason::failed, buf.meta.frame,
                         buf.meta.bytes);
       buf.state = State::free;
       free.push_back(b);

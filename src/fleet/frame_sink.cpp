@@ -76,7 +76,6 @@ struct FrameSink::Impl {
                                  size_t length, const ucp_am_recv_param_t* param);
 
   SinkConfig cfg;
-  UcxWorker ucx;
   uint32_t max_presence_words = 0;
   uint64_t frames = 0;
   bool any_failed = false;
@@ -86,6 +85,9 @@ struct FrameSink::Impl {
   std::vector<uint32_t> free_records;
   std::vector<uint64_t> done_ring;
   size_t done_head = 0, done_count = 0;
+  // Last, so destroyed first: UCX completes what is still under way (on_sent) while the
+  // slots and records those callbacks touch still exist.
+  UcxWorker ucx;
 };
 
 FrameSink::Impl::Impl(SinkConfig c)

@@ -12,7 +12,7 @@
 namespace netdaq::fleet::detail {
 
 ReceiveSide::ReceiveSide(const ReceiverConfig& cfg, Placer& placer, uint32_t max_receives)
-    : ucx_(cfg.transport, cfg.devices.empty() ? device_of(cfg.listen) : cfg.devices), placer_(placer) {
+    : placer_(placer), ucx_(cfg.transport, cfg.devices.empty() ? device_of(cfg.listen) : cfg.devices) {
   receives_.resize(max_receives);
   free_receives_.reserve(max_receives);
   for (uint32_t i = 0; i < max_receives; ++i) {

@@ -99,7 +99,6 @@ class ReceiveSide {
   void send_message(const SenderRef& to, uint16_t am, const std::byte* bytes, size_t n) noexcept;
   void close_failed() noexcept;
 
-  UcxWorker ucx_;
   Placer& placer_;
   ucp_listener_h listener_ = nullptr;
   uint16_t port_ = 0;
@@ -112,6 +111,9 @@ class ReceiveSide {
   size_t pending_head_ = 0, pending_count_ = 0;
   bool any_failed_ = false;
   ReceiverStats stats_;
+  // Last, so destroyed first: receives and credits UCX completes at its end (on_data,
+  // on_message_sent) find their Receive and Message still there.
+  UcxWorker ucx_;
 };
 
 }  // namespace netdaq::fleet::detail

@@ -114,19 +114,24 @@ ucs_status_t wait_request(UcxWorker& w, ucs_status_ptr_t request, uint32_t timeo
   ucs_status_t s;
   while ((s = ucp_request_check_status(request)) == UCS_INPROGRESS && monotonic_ns() < deadline)
     w.progress();
-  if (s == UCS_INPROGRESS) ucp_request_cancel(w.worker(), request);
-  ucp_request_free(request);
+  ucp_request_free(request);  // one still under way is released by UCX when it completes
   return s;
 }
 
 void close_endpoint(UcxWorker& w, ucp_ep_h ep, bool force) noexcept {
   if (!ep) return;
   ucp_request_param_t p{};
+  if (!force) {
+    // What was sent leaves first (bounded: a peer that does not progress is not waited for).
+    (void)wait_request(w, ucp_ep_flush_nbx(ep, &p), 500);
+  }
+  // Then a forced close: whatever is still under way on it (a rendezvous the peer never
+  // pulled, a receive the peer never finished) completes failed now. A flush-mode close that
+  // timed out would leave those requests on the endpoint, and UCX 1.13 aborts in
+  // ucp_worker_destroy on them (ucp_ep.c: proto_reqs not empty).
   p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  p.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-  ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &p);
-  // Bounded: a flush close whose peer does not answer is cancelled after 500 ms.
-  (void)wait_request(w, r, 500);
+  p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  (void)wait_request(w, ucp_ep_close_nbx(ep, &p), 500);
 }
 
 uint64_t monotonic_ns() noexcept {

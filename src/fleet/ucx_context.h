@@ -44,7 +44,8 @@ SockAddr resolve(const Address& a);
 // Waits (progressing) for a request UCX returned, up to timeout_ms; frees it. Setup/teardown only.
 ucs_status_t wait_request(UcxWorker& w, ucs_status_ptr_t request, uint32_t timeout_ms) noexcept;
 
-// Closes an endpoint: flush mode (bounded wait) when force is false, else at once.
+// Closes an endpoint: unless force, what was sent is flushed first (bounded wait); then the
+// close is forced, so nothing stays under way on it.
 void close_endpoint(UcxWorker& w, ucp_ep_h ep, bool force) noexcept;
 
 uint64_t monotonic_ns() noexcept;
