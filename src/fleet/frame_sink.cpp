@@ -115,7 +115,6 @@ FrameSink::Impl::Impl(SinkConfig c)
     d.sink = this;
     d.index = static_cast<uint32_t>(i);
     d.address = cfg.destinations[i];
-    d.sockaddr = resolve(d.address);
     d.stats.address = d.address.text();
     d.free_slots.reserve(cfg.credits);
     for (uint32_t k = cfg.credits; k-- > 0;) {
@@ -148,14 +147,24 @@ void FrameSink::Impl::connect(Dest& d) noexcept {
   p.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
                  UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
   p.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
-  p.sockaddr.addr = reinterpret_cast<const sockaddr*>(&d.sockaddr.storage);
-  p.sockaddr.addrlen = d.sockaddr.length;
   p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   p.err_handler.cb = &Impl::on_error;
   p.err_handler.arg = &d;
   const uint64_t now = monotonic_ns();
   d.next_try_ns = now + uint64_t(cfg.reconnect_ms) * kMs;
   d.failed = false;
+  // Looked up at every attempt: a builder that comes back under its name at a new address (a
+  // rescheduled Kubernetes pod), or whose name does not resolve yet, is found when it does.
+  // A numeric address costs no lookup; a name costs one per reconnect_ms while it is down.
+  try {
+    d.sockaddr = resolve(d.address);
+  } catch (const std::exception&) {
+    d.ep = nullptr;
+    d.link = Link::down;
+    return;
+  }
+  p.sockaddr.addr = reinterpret_cast<const sockaddr*>(&d.sockaddr.storage);
+  p.sockaddr.addrlen = d.sockaddr.length;
   if (ucp_ep_create(ucx.worker(), &p, &d.ep) != UCS_OK) {
     d.ep = nullptr;
     d.link = Link::down;

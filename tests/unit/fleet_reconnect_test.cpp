@@ -196,6 +196,32 @@ TEST_P(fleet_reconnect, ReceiverProcessKilledThenRestarted) {
   kill(second, SIGKILL);
 }
 
+// A builder named by a host name is looked up at every attempt: one whose name does not resolve
+// (yet) is down, counted peer_down, and not a setup error; a name that resolves connects.
+TEST_P(fleet_reconnect, ADestinationNameIsLookedUpAtEveryAttempt) {
+  FrameSink sink({.destinations = {Address{"builder-not-there-yet.invalid", 13337}}, .credits = 2,
+                  .reconnect_ms = 50, .transport = GetParam()});
+  auto bytes = pattern(0, 4096);
+  send_frames(sink, 0, 3, bytes);
+  SinkStats s = sink.stats();
+  expect_invariant(s);
+  EXPECT_EQ(s.total.peer_down, 3u);
+  EXPECT_EQ(s.total.connects, 0u);
+  FrameReceiver rx(ReceiverConfig{.listen = loopback(0), .max_bytes = 1 << 16, .buffers = 4, .transport = GetParam()});
+  FrameSink named({.destinations = {Address{"localhost", rx.port()}}, .credits = 2, .reconnect_ms = 50,
+                   .transport = GetParam()});
+  auto step = [&] {
+    named.progress();
+    rx.progress();
+  };
+  ASSERT_TRUE(pump_until(step, [&] { return named.stats().total.connected; }));
+  send_frames(named, 0, 1, bytes);
+  InFrame in;
+  ASSERT_TRUE(pump_until(step, [&] { return rx.pop(in); }));
+  EXPECT_EQ(in.meta.frame, 0u);
+  rx.release(in);
+}
+
 INSTANTIATE_TEST_SUITE_P(fleet, fleet_reconnect, ::testing::Values(Transport::tcp, Transport::shm), transport_name);
 
 }  // namespace
