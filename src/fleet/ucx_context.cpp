@@ -44,6 +44,11 @@ UcxWorker::UcxWorker(Transport t, const std::string& devices) {
   // error handling is on: without it UCX 1.13 wires a sockaddr endpoint over tcp only
   // (UCX_MM_ERROR_HANDLING, openucx/ucx#8477).
   if (s == UCS_OK && t != Transport::tcp) s = ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
+  // With peer error handling UCX 1.13's default rendezvous moves shm frames of 64 KiB and more
+  // over its tcp lane (bench/fleet.md: 2.1 GB/s at 1 MiB); get_zcopy keeps them in shared
+  // memory (6.5 GB/s). There is no cma lane under peer error handling in 1.13, which is what
+  // ucx_perftest, running without error handling, uses (15 GB/s).
+  if (s == UCS_OK && t == Transport::shm) s = ucp_config_modify(config, "RNDV_SCHEME", "get_zcopy");
   if (s != UCS_OK) {
     ucp_config_release(config);
     check(s, "ucp_config_modify");
