@@ -7,27 +7,23 @@
 // counters of the three processes must add up. Skips, saying why, without a GPU (CI) or
 // without the fleet (UCX) in the build; NETDAQ_REQUIRE_GPU=1 (scripts/gpu-check.sh) fails
 // instead of skipping where no GPU is usable.
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "gpu_test_util.h"
-
-extern char** environ;
+#include "metrics_test_util.h"
 
 namespace {
 
@@ -38,84 +34,29 @@ constexpr uint64_t kPacketsPerFrame = 64;
 constexpr uint64_t kPacketBytes = 1024;
 constexpr uint64_t kFrames = 40;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
+using ndqtest::Child;
+
+// A netdaq CLI process, output in log (tests/metrics' Child: killed if still running at the end).
+std::unique_ptr<Child> cli(std::vector<std::string> args, const fs::path& log) {
+  args.insert(args.begin(), NETDAQ_CLI);
+  return std::make_unique<Child>(args, log);
 }
 
-// A free port of the given socket type on 127.0.0.1 (the kernel's pick, released at once).
-uint16_t free_port(int type) {
-  const int fd = ::socket(AF_INET, type, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  uint16_t port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  if (fd >= 0) ::close(fd);
-  return port;
+// Waits up to `seconds` for the log to hold `text` (false if the process ended first).
+bool logged(Child& c, const std::string& text, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (c.log().find(text) != std::string::npos) return true;
+    if (!c.running()) return c.log().find(text) != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
 }
 
-// A netdaq CLI process with stdout and stderr in one log file; killed if still running when
-// it goes out of scope (a failed assertion leaves nothing behind).
-class Proc {
- public:
-  Proc(std::vector<std::string> args, fs::path log) : log_(std::move(log)) {
-    args.insert(args.begin(), NETDAQ_CLI);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-  }
-  ~Proc() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  bool started() const { return pid_ > 0; }
-  // Waits up to `seconds` for the log to hold `text` (false if the process ended first).
-  bool wait_for(const std::string& text, double seconds) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-      if (slurp(log_).find(text) != std::string::npos) return true;
-      if (pid_ > 0 && ::waitpid(pid_, &status_, WNOHANG) == pid_) {
-        pid_ = -1;
-        return slurp(log_).find(text) != std::string::npos;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
-  // Its exit status, waiting up to `seconds` (-1: still running, then killed).
-  int exit_code(double seconds) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (pid_ > 0 && std::chrono::steady_clock::now() < end) {
-      if (::waitpid(pid_, &status_, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (pid_ > 0) return -1;
-    return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
-  }
-  std::string log() const { return slurp(log_); }
-
- private:
-  fs::path log_;
-  pid_t pid_ = -1;
-  int status_ = 0;
-};
+// Its exit status within `seconds` (-1: still running).
+int exit_code(Child& c, double seconds) {
+  return c.wait_for(std::chrono::milliseconds(int64_t(seconds * 1000))).value_or(-1);
+}
 
 // The reorder entry of the ingest node: the payload's own 64-bit sequence number (bytes 8..15,
 // little-endian) places packet seq at byte (seq % 64) x 1024 of frame seq / 64, either as a
@@ -146,7 +87,7 @@ TEST_P(FleetGpuFrames, SensorToGpuFramesToBuilderEveryByteChecked) {
   const fs::path dir = fs::path(::testing::TempDir()) / ("fleet_gpu_" + mode + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const uint16_t udp = free_port(SOCK_DGRAM), ucx = free_port(SOCK_STREAM);
+  const uint16_t udp = ndqtest::free_port(SOCK_DGRAM), ucx = ndqtest::free_port(SOCK_STREAM);
   ASSERT_NE(udp, 0);
   ASSERT_NE(ucx, 0);
   const std::string ucx_addr = "127.0.0.1:" + std::to_string(ucx);
@@ -175,28 +116,25 @@ TEST_P(FleetGpuFrames, SensorToGpuFramesToBuilderEveryByteChecked) {
       << kFrames * kPacketsPerFrame << "\n  tx_payload_size: " << kPacketBytes
       << "\n  duration_s: 0\n  drain_ms: 0\n";
 
-  Proc builder({"build", (dir / "builder.yaml").string(), "--check-payload", std::to_string(kPacketBytes),
+  auto builder = cli({"build", (dir / "builder.yaml").string(), "--check-payload", std::to_string(kPacketBytes),
                 "--packets-per-frame", std::to_string(kPacketsPerFrame), "--frames", std::to_string(kFrames),
                 "--idle-ms", "3000", "--duration", "60", "--json", (dir / "builder.json").string()},
                dir / "builder.log");
-  ASSERT_TRUE(builder.started());
-  ASSERT_TRUE(builder.wait_for("listening on", 30)) << builder.log();
-  Proc ingest({"ingest", (dir / "ingest.yaml").string(), "--frames", std::to_string(kFrames), "--idle-ms", "3000",
+  ASSERT_TRUE(logged(*builder, "listening on", 30)) << builder->log();
+  auto ingest = cli({"ingest", (dir / "ingest.yaml").string(), "--frames", std::to_string(kFrames), "--idle-ms", "3000",
                "--duration", "60", "--json", (dir / "ingest.json").string(), "--expect-no-loss"},
               dir / "ingest.log");
-  ASSERT_TRUE(ingest.started());
   // Setup done (the pipeline's GPU buffers and the staging's pinned ones) before the sensor sends.
-  ASSERT_TRUE(ingest.wait_for("frames in GPU memory", 60)) << ingest.log();
-  Proc sensor({"run", (dir / "sensor.yaml").string(), "-q", "--json", (dir / "sensor.json").string()},
-              dir / "sensor.log");
-  ASSERT_TRUE(sensor.started());
-  EXPECT_EQ(sensor.exit_code(60), 0) << sensor.log();
-  const int ingest_rc = ingest.exit_code(90), builder_rc = builder.exit_code(60);
-  ASSERT_EQ(ingest_rc, 0) << ingest.log();
-  ASSERT_EQ(builder_rc, 0) << builder.log();
+  ASSERT_TRUE(logged(*ingest, "frames in GPU memory", 60)) << ingest->log();
+  auto sensor = cli({"run", (dir / "sensor.yaml").string(), "-q", "--json", (dir / "sensor.json").string()},
+                    dir / "sensor.log");
+  EXPECT_EQ(exit_code(*sensor, 60), 0) << sensor->log();
+  const int ingest_rc = exit_code(*ingest, 90), builder_rc = exit_code(*builder, 60);
+  ASSERT_EQ(ingest_rc, 0) << ingest->log();
+  ASSERT_EQ(builder_rc, 0) << builder->log();
 
-  const json in = json::parse(slurp(dir / "ingest.json"));
-  const json bu = json::parse(slurp(dir / "builder.json"));
+  const json in = json::parse(ndqtest::read_file(dir / "ingest.json"));
+  const json bu = json::parse(ndqtest::read_file(dir / "builder.json"));
   // The ingest node: every packet placed on the GPU, every frame staged and acked.
   EXPECT_EQ(in["packets"]["received"], kFrames * kPacketsPerFrame) << in.dump(2);
   EXPECT_EQ(in["packets"]["dropped"], 0u);
