@@ -11,7 +11,10 @@
 # this script creates and always removes. Transports: tcp (UCX_TLS=tcp over the veth) and shm
 # (UCX_TLS=shm,self,tcp, what src/fleet sets for Transport::shm, read from its tls_for(): the data
 # over shared memory, tcp for the sockaddr connection over the veth).
-# Processes start with `ip netns exec` (it remounts /sys, so UCX's tcp transport finds the veth).
+# Processes start in their namespace with its own /sys (UCX's tcp transport finds the veth in
+# /sys/class/net): nsenter, then a mount namespace of their own where /sys alone is made
+# private and sysfs mounted again (`ip netns exec` does the same but also remounts /, which a
+# chroot refuses: the fresh-root check).
 #
 # Per transport and size: a verify round first (every byte of every frame checked against the
 # pattern; untimed, not in the medians), then --rounds rounds, netdaq and ucx_perftest alternating,
@@ -120,13 +123,15 @@ tls_of() {
 for t in ${transports//,/ }; do
   [ -n "$(tls_of "$t")" ] || die "no UCX_TLS for Transport::$t found in src/fleet/ucx_context.cpp (tls_for)"
 done
-# ns_run NS CPU CMD...: CMD in namespace NS (ip netns exec: /sys of that namespace), pinned, at
+# ns_run NS CPU CMD...: CMD in namespace NS (with /sys of that namespace), pinned, at
 # nice -20, with --ucx-env's variables
 ns_run() {
   local ns=$1 cpu=$2
   shift 2
   # shellcheck disable=SC2086  # --ucx-env: words
-  ip netns exec "$ns" env $ucx_env timeout -s INT -k 5 "$bound" nice -n -20 taskset -c "$cpu" "$@"
+  nsenter --net=/run/netns/"$ns" -- unshare --mount --propagation unchanged -- \
+    sh -c 'mount --make-private /sys && mount -t sysfs sysfs /sys && exec "$@"' sh \
+    env $ucx_env timeout -s INT -k 5 "$bound" nice -n -20 taskset -c "$cpu" "$@"
 }
 # listening NS PORT SECONDS [PID]: until a TCP socket listens on PORT in NS
 listening() {
