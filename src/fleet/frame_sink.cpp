@@ -156,8 +156,11 @@ void FrameSink::Impl::connect(Dest& d) noexcept {
   // Looked up at every attempt: a builder that comes back under its name at a new address (a
   // rescheduled Kubernetes pod), or whose name does not resolve yet, is found when it does.
   // A numeric address costs no lookup; a name costs one per reconnect_ms while it is down.
+  // A name with several addresses (localhost: ::1 and 127.0.0.1) is tried one address per
+  // attempt, in turn, until one answers.
   try {
-    d.sockaddr = resolve(d.address);
+    const std::vector<SockAddr> all = resolve_all(d.address);
+    d.sockaddr = all[d.attempt % all.size()];
   } catch (const std::exception&) {
     d.ep = nullptr;
     d.link = Link::down;

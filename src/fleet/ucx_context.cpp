@@ -94,7 +94,7 @@ void UcxWorker::set_handler(uint16_t id, ucp_am_recv_callback_t cb, void* arg) {
   check(ucp_worker_set_am_recv_handler(worker_, &p), "ucp_worker_set_am_recv_handler");
 }
 
-SockAddr resolve(const Address& a) {
+std::vector<SockAddr> resolve_all(const Address& a) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -105,12 +105,18 @@ SockAddr resolve(const Address& a) {
   if (rc != 0 || !res)
     throw Error(Errc::invalid_config,
                 "fleet: cannot resolve '" + a.text() + "': " + gai_strerror(rc));
-  SockAddr out;
-  std::memcpy(&out.storage, res->ai_addr, res->ai_addrlen);
-  out.length = res->ai_addrlen;
+  std::vector<SockAddr> all;
+  for (const addrinfo* r = res; r; r = r->ai_next) {
+    SockAddr out;
+    std::memcpy(&out.storage, r->ai_addr, r->ai_addrlen);
+    out.length = r->ai_addrlen;
+    all.push_back(out);
+  }
   freeaddrinfo(res);
-  return out;
+  return all;
 }
+
+SockAddr resolve(const Address& a) { return resolve_all(a).front(); }
 
 ucs_status_t wait_request(UcxWorker& w, ucs_status_ptr_t request, uint32_t timeout_ms) noexcept {
   if (request == nullptr) return UCS_OK;

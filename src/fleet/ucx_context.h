@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "netdaq/fleet.h"
 
@@ -40,6 +41,8 @@ struct SockAddr {
   socklen_t length = 0;
 };
 SockAddr resolve(const Address& a);
+// Every address the host resolves to, in the resolver's order (throws netdaq::Error as resolve).
+std::vector<SockAddr> resolve_all(const Address& a);
 
 // Waits (progressing) for a request UCX returned, up to timeout_ms; frees it. Setup/teardown only.
 ucs_status_t wait_request(UcxWorker& w, ucs_status_ptr_t request, uint32_t timeout_ms) noexcept;
