@@ -1,8 +1,8 @@
 // Address parsing for fleet endpoints: "HOST:PORT" and "[v6]:PORT", and comma-separated lists.
-#include <charconv>
 #include <stdexcept>
 #include <string>
 
+#include "net/host_port.h"
 #include "netdaq/fleet.h"
 
 namespace netdaq::fleet {
@@ -27,28 +27,19 @@ std::string Address::text() const {
 Address parse_address(std::string_view text) {
   std::string_view s = trim(text);
   if (s.empty()) bad(text, "empty");
-  Address a;
-  std::string_view port;
-  if (s.front() == '[') {
-    auto close = s.find(']');
-    if (close == std::string_view::npos) bad(text, "'[' without ']'");
-    a.host = std::string(s.substr(1, close - 1));
-    if (close + 1 >= s.size() || s[close + 1] != ':') bad(text, "no ':PORT' after ']'");
-    port = s.substr(close + 2);
-  } else {
-    auto colon = s.rfind(':');
-    if (colon == std::string_view::npos) bad(text, "no ':PORT'");
-    if (s.substr(0, colon).find(':') != std::string_view::npos) bad(text, "an IPv6 host needs [brackets]");
-    a.host = std::string(s.substr(0, colon));
-    port = s.substr(colon + 1);
+  detail::HostPort hp;
+  switch (detail::split_host_port(s, hp)) {
+    case detail::HostPortError::none: break;
+    case detail::HostPortError::unclosed_bracket: bad(text, "'[' without ']'");
+    case detail::HostPortError::no_port_after_v6: bad(text, "no ':PORT' after ']'");
+    case detail::HostPortError::no_port: bad(text, "no ':PORT'");
+    case detail::HostPortError::unbracketed_v6: bad(text, "an IPv6 host needs [brackets]");
+    case detail::HostPortError::bad_port:
+      if (hp.host.empty()) bad(text, "empty host");
+      bad(text, "port '" + std::string(hp.port_text) + "' is not a number 0..65535");
   }
-  if (a.host.empty()) bad(text, "empty host");
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value > 65535)
-    bad(text, "port '" + std::string(port) + "' is not a number 0..65535");
-  a.port = static_cast<uint16_t>(value);
-  return a;
+  if (hp.host.empty()) bad(text, "empty host");
+  return Address{std::string(hp.host), hp.port};
 }
 
 std::vector<Address> parse_address_list(std::string_view text) {

@@ -11,22 +11,24 @@
 
 namespace netdaq::fleet::detail {
 
+namespace {
+// n entries that know their side and index, all free (the lowest index handed out first).
+template <class Entry, class Side>
+void fill_pool(std::vector<Entry>& pool, std::vector<uint32_t>& free, uint32_t n, Side* side) {
+  pool.resize(n);
+  free.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    pool[i].side = side;
+    pool[i].index = i;
+    free.push_back(n - 1 - i);
+  }
+}
+}  // namespace
+
 ReceiveSide::ReceiveSide(const ReceiverConfig& cfg, Placer& placer, uint32_t max_receives)
     : placer_(placer), ucx_(cfg.transport, cfg.devices.empty() ? device_of(cfg.listen) : cfg.devices) {
-  receives_.resize(max_receives);
-  free_receives_.reserve(max_receives);
-  for (uint32_t i = 0; i < max_receives; ++i) {
-    receives_[i].side = this;
-    receives_[i].index = i;
-    free_receives_.push_back(max_receives - 1 - i);
-  }
-  messages_.resize(kMessagePool);
-  free_messages_.reserve(kMessagePool);
-  for (uint32_t i = 0; i < kMessagePool; ++i) {
-    messages_[i].side = this;
-    messages_[i].index = i;
-    free_messages_.push_back(kMessagePool - 1 - i);
-  }
+  fill_pool(receives_, free_receives_, max_receives, this);
+  fill_pool(messages_, free_messages_, kMessagePool, this);
   pending_.resize(kMessagePool);
   for (uint32_t i = 0; i < kMaxConnections; ++i) {
     conns_[i].side = this;

@@ -3,8 +3,7 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
-#include <charconv>
-
+#include "net/host_port.h"
 #include "netdaq/status.h"
 
 namespace netdaq::metrics {
@@ -17,28 +16,22 @@ namespace {
 }  // namespace
 
 ListenAddress parse_listen_address(std::string_view text) {
-  ListenAddress a;
-  std::string_view host, port;
-  if (text.starts_with('[')) {  // [v6]:port
-    const size_t close = text.find(']');
-    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
+  detail::HostPort hp;
+  switch (detail::split_host_port(text, hp)) {
+    case detail::HostPortError::none: break;
+    case detail::HostPortError::unclosed_bracket:
+    case detail::HostPortError::no_port_after_v6:
       bad(text, "an IPv6 address in brackets must be followed by :PORT");
-    host = text.substr(1, close - 1);
-    port = text.substr(close + 2);
-    if (host.empty()) bad(text, "empty IPv6 address");
-  } else {
-    const size_t colon = text.rfind(':');
-    if (colon == std::string_view::npos) bad(text, "no port");
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-    if (host.find(':') != std::string_view::npos) bad(text, "an IPv6 address needs brackets");
+    case detail::HostPortError::no_port: bad(text, "no port");
+    case detail::HostPortError::unbracketed_v6: bad(text, "an IPv6 address needs brackets");
+    case detail::HostPortError::bad_port:
+      if (hp.bracketed && hp.host.empty()) bad(text, "empty IPv6 address");
+      bad(text, "port '" + std::string(hp.port_text) + "' is not a number 0..65535");
   }
-  unsigned value = 0;
-  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-  if (port.empty() || ec != std::errc{} || end != port.data() + port.size() || value > 65535)
-    bad(text, "port '" + std::string(port) + "' is not a number 0..65535");
-  a.host = host.empty() || host == "*" ? "0.0.0.0" : std::string(host);
-  a.port = static_cast<uint16_t>(value);
+  if (hp.bracketed && hp.host.empty()) bad(text, "empty IPv6 address");
+  ListenAddress a;
+  a.host = hp.host.empty() || hp.host == "*" ? "0.0.0.0" : std::string(hp.host);
+  a.port = hp.port;
   return a;
 }
 
