@@ -1,0 +1,298 @@
+// XskFrameReceiver: hands an afxdp queue's rings to the receive loop (xsk_receive.cuh) run by
+// a persistent kernel or a CPU thread, and hands its published frames to the application.
+#include "netdaq/gpu_xsk.h"
+
+#include <cuda_runtime_api.h>
+#include <linux/if_xdp.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "core/log.h"
+#include "gpu/cuda_check.h"
+#include "gpu/xsk_receive_launch.h"
+#include "netdaq/session.h"
+
+#ifndef XDP_RING_NEED_WAKEUP
+#define XDP_RING_NEED_WAKEUP (1 << 0)
+#endif
+
+namespace netdaq::gpu {
+
+using detail::XskControl;
+using detail::XskDoneEntry;
+using detail::XskParams;
+
+namespace {
+
+using AtomicU32 = std::atomic_ref<uint32_t>;
+
+// Refuses what the loop does not do, naming the key (before the queue's rings are taken).
+void validate(const ReorderConfig& c, const std::string& who) {
+  auto bad = [&](const std::string& key, const std::string& why) {
+    throw Error(Errc::invalid_config, who + ": rx.reorder." + key + ": " + why);
+  };
+  if (c.mode != ReorderMode::sequence)
+    bad("mode", std::string("'") + to_string(c.mode) + "': the GPU-driven receiver places by sequence only (mode sequence)");
+  if (c.input != SampleFormat::raw || c.output != SampleFormat::raw)
+    bad("input", "the GPU-driven receiver copies samples as they are (input and output raw)");
+  if (c.seq_bits != 8 && c.seq_bits != 16 && c.seq_bits != 32 && c.seq_bits != 64) bad("seq_bits", "8, 16, 32 or 64");
+  if (c.payload_size == 0) bad("payload_size", "required (sample bytes per packet, > 0)");
+  if (c.packets_per_frame == 0) bad("packets_per_frame", "required (> 0)");
+  if (c.max_open_frames == 0 || c.max_open_frames > detail::kXskMaxOpen)
+    bad("max_open_frames", "1 to " + std::to_string(detail::kXskMaxOpen) + " (got " + std::to_string(c.max_open_frames) + ")");
+  if (c.frame_buffers <= c.max_open_frames || c.frame_buffers > detail::kXskMaxBuffers)
+    bad("frame_buffers", "more than max_open_frames and at most " + std::to_string(detail::kXskMaxBuffers) + " (got " +
+                             std::to_string(c.frame_buffers) + ")");
+}
+
+template <class T>
+T* host_alloc(size_t n, bool mapped, std::vector<void*>& pinned, std::vector<std::unique_ptr<std::byte[]>>& plain) {
+  const size_t bytes = n * sizeof(T);
+  void* p = nullptr;
+  if (mapped) {
+    check(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable), "xsk frame receiver: cudaHostAlloc");
+    pinned.push_back(p);
+  } else {
+    plain.push_back(std::make_unique<std::byte[]>(bytes + 64));
+    p = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(plain.back().get()) + 63) & ~uintptr_t{63});
+  }
+  std::memset(p, 0, bytes);
+  return static_cast<T*>(p);
+}
+
+}  // namespace
+
+struct XskFrameReceiver::Impl {
+  ReorderConfig cfg;
+  Driver driver = Driver::gpu;
+  std::string who;
+  HandedOverRings rings;
+  XskParams params;           // as the driver sees them
+  // Host views of what the driver writes.
+  XskControl* control = nullptr;
+  XskDoneEntry* done = nullptr;
+  uint32_t* free_ring = nullptr;
+  uint64_t* missing = nullptr;
+  std::byte* frames = nullptr;  // device (gpu) or host (cpu) memory
+  uint32_t done_cons = 0;
+  uint32_t free_prod = 0;
+  std::mutex release_mutex;     // frames may be released on any thread (once per frame)
+  std::vector<void*> pinned, registered, device;
+  std::vector<std::unique_ptr<std::byte[]>> plain;
+  cudaStream_t stream = nullptr;
+  std::thread cpu_thread;
+  bool stopped = false;
+  uint64_t wakeups = 0;
+  std::chrono::steady_clock::time_point last_kick{};
+
+  ~Impl() {
+    for (void* p : registered) (void)cudaHostUnregister(p);
+    for (void* p : device) (void)cudaFree(p);
+    for (void* p : pinned) (void)cudaFreeHost(p);
+    if (stream) (void)cudaStreamDestroy(stream);
+  }
+
+  // A host address inside a registered mapping as the GPU sees it.
+  template <class T>
+  T* on_gpu(T* host) {
+    if (driver == Driver::cpu || !host) return host;
+    void* dev = nullptr;
+    check(cudaHostGetDevicePointer(&dev, const_cast<std::remove_const_t<T>*>(host), 0), who + ": cudaHostGetDevicePointer");
+    return static_cast<T*>(dev);
+  }
+
+  void register_ring(const SharedRing& r, const char* what) {
+    const cudaError_t e = cudaHostRegister(r.span, r.span_bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw Error(Errc::unsupported, who + ": the " + what + " ring's mapping cannot be registered with CUDA: " + describe(e));
+    }
+    registered.push_back(r.span);
+  }
+
+  void setup() {
+    const bool gpu = driver == Driver::gpu;
+    if (!std::has_single_bit(rings.chunk)) throw Error(Errc::unsupported, who + ": the UMEM's chunk size is not a power of two");
+    XskParams& p = params;
+    if (gpu) {
+      use_device(cfg.gpu, who);
+      void* dev = nullptr;
+      if (cudaHostGetDevicePointer(&dev, rings.umem, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        throw Error(Errc::invalid_config, who + ": the rx queue's memory region must be kind mapped (pinned host memory "
+                                                "the GPU reads): the kernel reads each packet from the UMEM");
+      }
+      p.umem = static_cast<const std::byte*>(dev);
+      register_ring(rings.rx, "RX");
+      register_ring(rings.fill, "fill");
+    } else {
+      p.umem = rings.umem;
+    }
+    p.rx_producer = on_gpu(rings.rx.producer);
+    p.rx_consumer = on_gpu(rings.rx.consumer);
+    p.rx_entries = on_gpu(static_cast<const xdp_desc*>(rings.rx.entries));
+    p.rx_mask = rings.rx.size - 1;
+    p.fill_producer = on_gpu(rings.fill.producer);
+    p.fill_entries = on_gpu(static_cast<uint64_t*>(rings.fill.entries));
+    p.fill_mask = rings.fill.size - 1;
+    p.chunk = rings.chunk;
+    p.seq_offset = cfg.seq_offset;
+    p.seq_bytes = cfg.seq_bits / 8u;
+    p.seq_big = cfg.seq_byte_order == ByteOrder::big;
+    p.payload_offset = cfg.payload_offset;
+    p.payload_size = cfg.payload_size;
+    p.packets_per_frame = cfg.packets_per_frame;
+    p.max_open = cfg.max_open_frames;
+    p.timeout_ns = uint64_t{cfg.frame_timeout_us ? cfg.frame_timeout_us : kFrameTimeoutUs} * 1000;
+    p.buffers = cfg.frame_buffers;
+    p.frame_bytes = uint64_t{cfg.packets_per_frame} * cfg.payload_size;
+    p.words = (cfg.packets_per_frame + 63) / 64;
+    const uint32_t ring = std::bit_ceil(cfg.frame_buffers);
+    p.ring_mask = ring - 1;
+
+    control = host_alloc<XskControl>(1, gpu, pinned, plain);
+    done = host_alloc<XskDoneEntry>(ring, gpu, pinned, plain);
+    free_ring = host_alloc<uint32_t>(ring, gpu, pinned, plain);
+    missing = host_alloc<uint64_t>(size_t{p.buffers} * p.words, gpu, pinned, plain);
+    p.control = on_gpu(control);
+    p.done = on_gpu(done);
+    p.free_ring = on_gpu(free_ring);
+    p.missing_out = on_gpu(missing);
+    const size_t frame_total = size_t{p.buffers} * p.frame_bytes;
+    const size_t present_total = size_t{p.buffers} * p.words * sizeof(uint64_t);
+    if (gpu) {
+      void* f = nullptr;
+      void* pr = nullptr;
+      check(cudaMalloc(&f, frame_total), who + ": cudaMalloc of " + std::to_string(frame_total) + " bytes of frames");
+      device.push_back(f);
+      check(cudaMalloc(&pr, present_total), who + ": cudaMalloc");
+      device.push_back(pr);
+      check(cudaMemset(pr, 0, present_total), who + ": cudaMemset");
+      frames = static_cast<std::byte*>(f);
+      p.present = static_cast<uint64_t*>(pr);
+      check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), who + ": cudaStreamCreate");
+      check(cudaDeviceSynchronize(), who + ": cudaDeviceSynchronize");
+    } else {
+      frames = host_alloc<std::byte>(frame_total, false, pinned, plain);
+      p.present = host_alloc<uint64_t>(size_t{p.buffers} * p.words, false, pinned, plain);
+    }
+    p.frames = frames;
+  }
+
+  void start() {
+    if (driver == Driver::gpu) detail::launch_xsk_receiver(params, stream);
+    else cpu_thread = std::thread([p = params] { detail::run_xsk_receiver_on_cpu(p); });
+  }
+
+  // The kernel's side of the socket asked for a kick (need_wakeup), at most every 20 µs.
+  void kick() noexcept {
+    if (!rings.need_wakeup) return;
+    if (!(AtomicU32(*rings.fill.flags).load(std::memory_order_relaxed) & XDP_RING_NEED_WAKEUP)) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_kick < std::chrono::microseconds(20)) return;
+    last_kick = now;
+    recvfrom(rings.fd, nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
+    ++wakeups;
+  }
+
+  void stop() noexcept {
+    if (stopped) return;
+    stopped = true;
+    AtomicU32(control->stop).store(1, std::memory_order_release);
+    if (driver == Driver::cpu) {
+      if (cpu_thread.joinable()) cpu_thread.join();
+      return;
+    }
+    // The kernel drains the ring first; a sender still sending keeps it busy, so wait a while.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!AtomicU32(control->exited).load(std::memory_order_acquire)) {
+      kick();
+      if (std::chrono::steady_clock::now() > deadline) {
+        netdaq::detail::log()->error("{}: the GPU kernel did not stop within 10 s", who);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    if (const cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
+      netdaq::detail::log()->error("{}: the GPU kernel failed: {}", who, describe(e));
+  }
+};
+
+XskFrameReceiver::XskFrameReceiver(Session& session, std::string_view interface, const ReorderConfig& cfg, Driver driver)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.cfg = cfg;
+  m.driver = driver;
+  if (m.cfg.name.empty()) m.cfg.name = std::string(interface) + "/reorder" + std::to_string(cfg.queue);
+  m.who = "xsk frame receiver '" + m.cfg.name + "'";
+  validate(m.cfg, m.who);
+  if (driver == Driver::gpu && device_count() == 0)
+    throw Error(Errc::unsupported, m.who + ": no GPU: " + unavailable_reason());
+  m.rings = session.rx_queue(interface, cfg.queue).hand_over_rings();
+  m.setup();
+  m.start();
+}
+
+XskFrameReceiver::~XskFrameReceiver() { stop(); }
+
+Frame XskFrameReceiver::next_frame() noexcept {
+  Impl& m = *impl_;
+  m.kick();
+  const uint32_t prod = AtomicU32(m.control->done_prod).load(std::memory_order_acquire);
+  if (prod == m.done_cons) return {};
+  const XskDoneEntry e = m.done[m.done_cons++ & m.params.ring_mask];
+  Frame f;
+  f.owner_ = this;
+  f.buffer_ = e.buffer;
+  f.data_ = m.frames + uint64_t{e.buffer} * m.params.frame_bytes;
+  f.info_.index = e.index;
+  f.info_.bytes = m.params.frame_bytes;
+  f.info_.bytes_expected = m.params.frame_bytes;
+  f.info_.bytes_received = uint64_t{e.received} * m.params.payload_size;
+  f.info_.expected = m.params.packets_per_frame;
+  f.info_.received = e.received;
+  f.info_.granule = m.params.payload_size;
+  f.missing_ = {m.missing + uint64_t{e.buffer} * m.params.words, m.params.words};
+  return f;
+}
+
+void XskFrameReceiver::release_frame(uint32_t buffer) noexcept {
+  Impl& m = *impl_;
+  std::lock_guard lock(m.release_mutex);
+  m.free_ring[m.free_prod++ & m.params.ring_mask] = buffer;
+  AtomicU32(m.control->free_prod).store(m.free_prod, std::memory_order_release);
+}
+
+void XskFrameReceiver::stop() noexcept { impl_->stop(); }
+
+PipelineStats XskFrameReceiver::stats() const noexcept {
+  auto get = [](uint64_t& v) { return std::atomic_ref<uint64_t>(v).load(std::memory_order_relaxed); };
+  detail::XskCounters& c = impl_->control->counters;
+  PipelineStats s;
+  s.packets_in = get(c.packets_in);
+  s.packets_placed = get(c.packets_placed);
+  s.duplicate = get(c.duplicate);
+  s.late = get(c.late);
+  s.malformed = get(c.malformed);
+  s.no_buffer = get(c.no_buffer);
+  s.frames_complete = get(c.frames_complete);
+  s.frames_incomplete = get(c.frames_incomplete);
+  s.frames_skipped = get(c.frames_skipped);
+  s.frames_dropped = get(c.frames_dropped);
+  s.packets_missing = get(c.packets_missing);
+  s.bytes_to_gpu = impl_->driver == Driver::gpu ? s.packets_placed * impl_->params.payload_size : 0;
+  s.jobs = get(c.batches);
+  return s;
+}
+
+uint64_t XskFrameReceiver::wakeups() const noexcept { return impl_->wakeups; }
+size_t XskFrameReceiver::frame_bytes() const noexcept { return impl_->params.frame_bytes; }
+XskFrameReceiver::Driver XskFrameReceiver::driver() const noexcept { return impl_->driver; }
+
+}  // namespace netdaq::gpu

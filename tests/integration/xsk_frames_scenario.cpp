@@ -1,0 +1,222 @@
+#include "xsk_frames_scenario.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "afxdp_util.h"
+#include "netdaq/netdaq.h"
+
+namespace ndqtest {
+
+using namespace netdaq;
+using gpu::XskFrameReceiver;
+
+namespace {
+
+constexpr uint32_t kSamples = 1000;   // sample bytes per packet
+constexpr uint32_t kHeader = 8;       // sequence (4 bytes, big endian) + 4 reserved
+constexpr uint32_t kPerFrame = 8;
+
+std::byte sample(uint64_t seq, uint32_t i) { return static_cast<std::byte>((seq * 131 + i * 7 + 1) & 0xff); }
+
+Bytes packet(uint64_t seq) {
+  Bytes b(kHeader + kSamples);
+  for (int k = 0; k < 4; ++k) b[k] = static_cast<std::byte>(seq >> (24 - 8 * k));
+  for (uint32_t i = 0; i < kSamples; ++i) b[kHeader + i] = sample(seq, i);
+  return b;
+}
+
+ReorderConfig reorder(uint32_t buffers) {
+  ReorderConfig r;
+  r.name = "xsk0";
+  r.queue = 0;
+  r.seq_offset = 0;
+  r.seq_bits = 32;
+  r.payload_offset = kHeader;
+  r.payload_size = kSamples;
+  r.packets_per_frame = kPerFrame;
+  r.max_open_frames = 4;
+  r.frame_buffers = buffers;
+  r.frame_timeout_us = 2000000;  // frames close by newer frames or stop(), never by a slow test machine
+  return r;
+}
+
+// An afxdp receiver on A's veth with its rings handed to an XskFrameReceiver; a UDP socket in B.
+struct Rig {
+  NetnsLab lab;
+  uint16_t port = 0;
+  std::unique_ptr<Session> session;
+  std::unique_ptr<XskFrameReceiver> rx;
+  Socket tx;
+  size_t sent = 0;
+
+  Rig(const XskScenario& s, uint32_t buffers) : scenario(s) {
+    port = free_port(SOCK_DGRAM);
+    AfxdpIface iface;
+    iface.dev = lab.a().veth;
+    iface.rx_queues = {0};
+    iface.flows = {udp_flow(1, 0, port)};
+    iface.num_bufs = 4096;
+    Config cfg = iface.build();
+    cfg.memory_regions[0].kind = s.region;
+    session = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(cfg); });
+    rx = std::make_unique<XskFrameReceiver>(*session, "x0", reorder(buffers), s.driver);
+    tx = lab.run_in(lab.b().ns, [] { return Socket::udp(); });
+  }
+
+  // What next_frame() handed out: each frame's info, missing bitmap and bytes; the frames
+  // themselves are kept while `hold`, released at once otherwise.
+  const XskScenario& scenario;
+  bool hold = false;
+  std::vector<gpu::Frame> held;
+  std::vector<std::pair<gpu::FrameInfo, std::vector<uint64_t>>> infos;
+  std::vector<std::vector<std::byte>> bytes;
+
+  void drain() {
+    while (gpu::Frame f = rx->next_frame()) {
+      infos.emplace_back(f.info(), std::vector<uint64_t>(f.missing().begin(), f.missing().end()));
+      bytes.push_back(scenario.read_frame(f));
+      if (hold) held.push_back(std::move(f));
+    }
+  }
+
+  // Paced: 32 packets, then a pause, so that the kernel's copy never meets a full RX ring;
+  // frames are taken as they come, as an application would.
+  void send(const Bytes& b) {
+    ASSERT_TRUE(tx.send_to(lab.a().ip4, port, b));
+    if (++sent % 32 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
+    drain();
+  }
+
+  // Frames until n arrived in all, or 20 s.
+  void take(size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (drain(); infos.size() < n && std::chrono::steady_clock::now() < deadline; drain())
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+
+  // Waits until the receiver has taken n packets (or 20 s).
+  void wait_taken(uint64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (rx->stats().packets_in < n && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+
+  uint64_t kernel_drops() { return session->rx_queue("x0", 0).stats().total_drops(); }
+};
+
+// Frame fi's expected bytes: each slot its packet's samples, zeros where `missing` says.
+std::vector<std::byte> expected_frame(uint64_t fi, uint64_t missing_mask) {
+  std::vector<std::byte> e(size_t{kPerFrame} * kSamples, std::byte{0});
+  for (uint32_t slot = 0; slot < kPerFrame; ++slot) {
+    if ((missing_mask >> slot) & 1) continue;
+    for (uint32_t i = 0; i < kSamples; ++i) e[size_t{slot} * kSamples + i] = sample(fi * kPerFrame + slot, i);
+  }
+  return e;
+}
+
+}  // namespace
+
+void xsk_every_fate(const XskScenario& s) {
+  NDQ_REQUIRE_AFXDP();
+  // A buffer for every frame: how many frames one step closes before the application takes
+  // them depends on the machine's timing (xsk_no_buffer counts what happens when they run out).
+  Rig rig(s, 64);
+  // The queue's own poll() no longer touches the rings.
+  EXPECT_EQ(rig.session->rx_queue("x0", 0).poll().size(), 0u);
+
+  constexpr uint64_t kFrames = 40;
+  const std::vector<uint64_t> never = {13, 77, 78};  // frame 1 slot 5, frame 9 slots 5 and 6
+  for (uint64_t seq = 0; seq < kFrames * kPerFrame; ++seq) {
+    if (std::find(never.begin(), never.end(), seq) != never.end()) continue;
+    rig.send(packet(seq));
+    if (seq == 20) rig.send(packet(20));                // a duplicate (frame 2 is still open)
+    if (seq == 100) rig.send(Bytes(4, std::byte{1}));    // malformed: shorter than the fields
+  }
+  rig.wait_taken(kFrames * kPerFrame - never.size() + 2);
+  rig.send(packet(3));  // late: frame 0 went out long ago
+  rig.wait_taken(kFrames * kPerFrame);
+
+  rig.take(kFrames - 1);
+  rig.rx->stop();  // the last frame may be waiting for packets that never come: it closes now
+  rig.take(kFrames);
+  const auto& infos = rig.infos;
+  const auto& bytes = rig.bytes;
+
+  const gpu::PipelineStats got = rig.rx->stats();
+  ASSERT_EQ(infos.size(), kFrames) << "taken " << got.packets_in << ", placed " << got.packets_placed << ", duplicate "
+                                   << got.duplicate << ", late " << got.late << ", malformed " << got.malformed
+                                   << ", no_buffer " << got.no_buffer << ", complete " << got.frames_complete
+                                   << ", incomplete " << got.frames_incomplete << "; sent " << rig.sent;
+  for (uint64_t fi = 0; fi < kFrames; ++fi) {
+    const uint64_t mask = fi == 1 ? 1u << 5 : fi == 9 ? (1u << 5) | (1u << 6) : 0;
+    const gpu::FrameInfo& info = infos[fi].first;
+    EXPECT_EQ(info.index, fi);
+    EXPECT_EQ(info.expected, kPerFrame);
+    EXPECT_EQ(info.received, kPerFrame - std::popcount(mask)) << "frame " << fi;
+    ASSERT_EQ(infos[fi].second.size(), 1u);
+    EXPECT_EQ(infos[fi].second[0], mask) << "frame " << fi << "'s missing bitmap";
+    EXPECT_TRUE(bytes[fi] == expected_frame(fi, mask)) << "frame " << fi << "'s bytes differ from what was sent";
+  }
+  const gpu::PipelineStats st = rig.rx->stats();
+  const uint64_t kernel = rig.kernel_drops();
+  EXPECT_EQ(kernel, 0u) << describe(rig.session->rx_queue("x0", 0).stats());
+  EXPECT_EQ(rig.sent, st.packets_in + kernel);
+  EXPECT_EQ(st.packets_in, st.packets_placed + st.duplicate + st.late + st.malformed + st.no_buffer);
+  EXPECT_EQ(st.packets_placed, kFrames * kPerFrame - never.size());
+  EXPECT_EQ(st.duplicate, 1u);
+  EXPECT_EQ(st.late, 1u);
+  EXPECT_EQ(st.malformed, 1u);
+  EXPECT_EQ(st.no_buffer, 0u);
+  EXPECT_EQ(st.frames_complete, kFrames - 2);
+  EXPECT_EQ(st.frames_incomplete, 2u);
+  EXPECT_EQ(st.packets_missing, never.size());
+  EXPECT_EQ(st.frames_skipped, 0u);
+  EXPECT_GT(st.jobs, 0u);
+}
+
+void xsk_no_buffer(const XskScenario& s) {
+  NDQ_REQUIRE_AFXDP();
+  constexpr uint32_t kBuffers = 6;
+  Rig rig(s, kBuffers);
+  rig.hold = true;
+  const auto& infos = rig.infos;
+  const auto& bytes = rig.bytes;
+  // Frames 0-9 while the application holds every frame it gets: 6 placed, 4 with no buffer.
+  for (uint64_t seq = 0; seq < 10 * kPerFrame; ++seq) rig.send(packet(seq));
+  rig.wait_taken(10 * kPerFrame);
+  rig.take(kBuffers);
+  ASSERT_EQ(infos.size(), kBuffers);
+  gpu::PipelineStats st = rig.rx->stats();
+  EXPECT_EQ(st.packets_placed, kBuffers * kPerFrame);
+  EXPECT_EQ(st.no_buffer, (10 - kBuffers) * kPerFrame);  // frames_dropped: once a later frame closes
+  EXPECT_EQ(rig.rx->next_frame().info().bytes, 0u);  // nothing else was placed
+  rig.held.clear();  // every buffer back
+  rig.hold = false;
+  // Frames 10 and 11 are placed again; 6-9 stay counted as dropped, not skipped.
+  for (uint64_t seq = 10 * kPerFrame; seq < 12 * kPerFrame; ++seq) rig.send(packet(seq));
+  rig.wait_taken(12 * kPerFrame);
+  rig.rx->stop();
+  rig.take(kBuffers + 2);
+  ASSERT_EQ(infos.size(), kBuffers + 2u);
+  for (size_t k = 0; k < infos.size(); ++k) {
+    const uint64_t fi = k < kBuffers ? k : 10 + (k - kBuffers);
+    EXPECT_EQ(infos[k].first.index, fi);
+    EXPECT_TRUE(bytes[k] == expected_frame(fi, 0)) << "frame " << fi;
+  }
+  st = rig.rx->stats();
+  EXPECT_EQ(rig.sent, st.packets_in + rig.kernel_drops());
+  EXPECT_EQ(st.packets_in, st.packets_placed + st.no_buffer);
+  EXPECT_EQ(st.packets_placed, (kBuffers + 2) * kPerFrame);
+  EXPECT_EQ(st.frames_complete, kBuffers + 2u);
+  EXPECT_EQ(st.frames_dropped, 10u - kBuffers);
+  EXPECT_EQ(st.frames_skipped, 0u);
+}
+
+}  // namespace ndqtest

@@ -1,0 +1,32 @@
+// The GPU-driven receiver's scenarios (netdaq/gpu_xsk.h), shared by the CPU-driver tests in
+// CI (xsk_frame_receiver_test.cpp) and the GPU-driver tests on the GPU machine
+// (tests/gpu/xsk_gpu_receive_test.cpp): an afxdp rx queue on a veth in namespace A whose
+// rings are handed to the receiver, a plain UDP socket in namespace B sending sequenced
+// packets; every frame's bytes checked against what was sent, every packet's fate counted.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "netdaq/config.h"
+#include "netdaq/gpu_xsk.h"
+
+namespace ndqtest {
+
+struct XskScenario {
+  netdaq::gpu::XskFrameReceiver::Driver driver = netdaq::gpu::XskFrameReceiver::Driver::cpu;
+  netdaq::MemoryKind region = netdaq::MemoryKind::host;  // the UMEM's memory (mapped for the GPU)
+  // A frame's bytes as host memory (the GPU driver's frames are in device memory).
+  std::function<std::vector<std::byte>(const netdaq::gpu::Frame&)> read_frame;
+};
+
+// 40 frames of 8 packets (1,000 sample bytes each, the sequence at the payload's start) with
+// three packets never sent, one sent twice, one malformed and one late: frames in order, the
+// missing slots zero and flagged, and packets_in == placed + duplicate + late + malformed.
+void xsk_every_fate(const XskScenario& s);
+// The application holds every frame buffer: the packets of frames with no buffer are counted
+// no_buffer (frames_dropped) and, once it releases them, frames are placed again.
+void xsk_no_buffer(const XskScenario& s);
+
+}  // namespace ndqtest
