@@ -72,6 +72,16 @@ struct PipelineStats {
 };
 
 class FramePipeline;
+class XskFrameReceiver;
+
+// Whoever hands out Frames takes their buffers back through this.
+class FrameSource {
+ public:
+  virtual void release_frame(uint32_t buffer) noexcept = 0;
+
+ protected:
+  ~FrameSource() = default;
+};
 
 // An item a frame's packets carried by value (SPEAD immediate items other than 0x1-0x4).
 struct FrameItem {
@@ -137,7 +147,8 @@ class Frame {
 
  private:
   friend class FramePipeline;
-  FramePipeline* owner_ = nullptr;
+  friend class XskFrameReceiver;
+  FrameSource* owner_ = nullptr;
   uint32_t buffer_ = 0;
   void* data_ = nullptr;
   FrameInfo info_;
@@ -146,7 +157,7 @@ class Frame {
   const VideoPlanes* planes_ = nullptr;
 };
 
-class FramePipeline {
+class FramePipeline final : public FrameSource {
  public:
   // Checks that the queue's packet memory is readable by the GPU for cfg.staging and that
   // the offsets fit its buffers; allocates the frame buffers, staging and GPU executor.
@@ -185,8 +196,7 @@ class FramePipeline {
   struct Impl;
 
  private:
-  friend class Frame;
-  void release_frame(uint32_t buffer) noexcept;
+  void release_frame(uint32_t buffer) noexcept override;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -9,6 +9,7 @@
 
 #include "netdaq/burst.h"
 #include "netdaq/config.h"
+#include "netdaq/shared_rings.h"
 #include "netdaq/stats.h"
 
 namespace netdaq {
@@ -30,6 +31,11 @@ class RxQueue {
   const QueueConfig& config() const noexcept;
   const std::string& name() const noexcept;
   const std::string& interface() const noexcept;
+  // Gives the queue's kernel-shared rings (AF_XDP) to another consumer, e.g. a GPU kernel
+  // (netdaq/gpu_xsk.h): from then on poll() returns empty bursts and the CPU never touches
+  // the rings; stats() still counts the kernel's drops. Throws Error (invalid_config): the
+  // engine has no such rings, the queue runs in worker mode, or they were handed over already.
+  HandedOverRings hand_over_rings();
 
   explicit RxQueue(std::unique_ptr<detail::RxQueueImpl> impl);
   ~RxQueue();

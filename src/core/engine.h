@@ -11,6 +11,7 @@
 #include "core/counters.h"
 #include "netdaq/burst.h"
 #include "netdaq/config.h"
+#include "netdaq/shared_rings.h"
 #include "netdaq/stats.h"
 
 namespace netdaq::detail {
@@ -80,6 +81,9 @@ class RxPort {
   // Adds the engine's mode and raw counters to a stats snapshot (stats reader thread).
   virtual void add_details(QueueStats& s) const { (void)s; }
   virtual const QueueResources& resources() const noexcept = 0;
+  // Engines whose rings the kernel shares (AF_XDP): hands them to another consumer and never
+  // touches them again (receive() then returns 0). false: the engine cannot (the default).
+  virtual bool hand_over_rings(HandedOverRings& out) noexcept { (void)out; return false; }
 };
 
 // What TxPort::transmit did with the packets at the front of pkts.

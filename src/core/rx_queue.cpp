@@ -354,3 +354,18 @@ QueueStats RxQueueImpl::stats() const {
 }
 
 }  // namespace netdaq::detail
+
+namespace netdaq::detail {
+
+HandedOverRings RxQueueImpl::hand_over_rings() {
+  const std::string what = "rx queue " + res_.name + ": its rings cannot be handed over: ";
+  if (worker_mode_) throw Error(Errc::invalid_config, what + "the queue runs in worker mode (a worker thread polls it); use mode: direct");
+  if (handed_over_) throw Error(Errc::invalid_config, what + "they were handed over already");
+  HandedOverRings r;
+  if (!port_->hand_over_rings(r))
+    throw Error(Errc::unsupported, what + "its engine has no rings shared with the kernel (an AF_XDP socket's)");
+  handed_over_ = true;
+  return r;
+}
+
+}  // namespace netdaq::detail

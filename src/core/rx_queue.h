@@ -30,6 +30,8 @@ class RxQueueImpl final : public BurstOwner {
   // reclaim, and bursts the application never polled. Later releases free at once. Idempotent.
   void stop() noexcept;
   RxBurst poll() noexcept;
+  // RxQueue::hand_over_rings (throws Error).
+  HandedOverRings hand_over_rings();
   // A finite source has ended and every packet it produced was handed out (RxQueue::finished).
   bool finished() const noexcept;
   void release(BurstDesc* d) noexcept override;
@@ -74,6 +76,7 @@ class RxQueueImpl final : public BurstOwner {
   BurstDesc spare_;                   // worker: receives here when the app holds every burst
   const bool hold_back_;              // finite source (a file): a full ring waits, never drops
   const bool worker_mode_;
+  bool handed_over_ = false;          // hand_over_rings() gave the port's rings away
   std::atomic<bool> drained_{false};  // worker: the port finished and its last burst was handed over
   // Direct mode: free bursts, taken by poll() and given back by release() on any thread.
   MpmcRing<BurstDesc*> free_;

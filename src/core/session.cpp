@@ -17,6 +17,7 @@ RxQueue::RxQueue(std::unique_ptr<detail::RxQueueImpl> impl) : impl_(std::move(im
 RxQueue::~RxQueue() = default;
 RxBurst RxQueue::poll() noexcept { return impl_->poll(); }
 bool RxQueue::finished() const noexcept { return impl_->finished(); }
+HandedOverRings RxQueue::hand_over_rings() { return impl_->hand_over_rings(); }
 QueueStats RxQueue::stats() const { return impl_->stats(); }
 const QueueConfig& RxQueue::config() const noexcept { return *impl_->resources().queue; }
 const std::string& RxQueue::name() const noexcept { return impl_->resources().name; }

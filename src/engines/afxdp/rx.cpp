@@ -9,6 +9,7 @@
 // second buffer; buf[0], buf[1] their pool indices (return_buffers() frees both). A frame of more
 // buffers than kMaxSegments is dropped, its buffers returned (oversize, oversize_frames).
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -36,6 +37,7 @@ class AfxdpRx final : public RxPort {
   }
 
   uint32_t receive(Packet* pkts, uint32_t max, uint64_t& bytes) noexcept override {
+    if (__builtin_expect(handed_over_.load(std::memory_order_relaxed), 0)) return 0;  // another consumer owns the rings
     refill();
     uint32_t idx = 0;
     uint32_t n = xsk_ring_cons__peek(xsk_->rx(), max, &idx);
@@ -104,7 +106,41 @@ class AfxdpRx final : public RxPort {
 
   const QueueResources& resources() const noexcept override { return q_; }
 
+  bool hand_over_rings(HandedOverRings& r) noexcept override {
+    handed_over_.store(true, std::memory_order_relaxed);
+    r.rx = shared_ring(*xsk_->rx(), sizeof(xdp_desc));
+    r.fill = shared_ring(*xsk_->fill(), sizeof(uint64_t));
+    r.umem = base_;
+    r.buffers = pool_.capacity();
+    r.chunk = static_cast<uint32_t>(chunk_);
+    r.umem_bytes = size_t{r.buffers} * chunk_;
+    r.fd = xsk_->fd();
+    r.need_wakeup = xsk_->need_wakeup();
+    r.zero_copy = xsk_->zero_copy();
+    r.multi_buffer = xsk_->multi_buffer();
+    return true;
+  }
+
  private:
+  // A libxdp ring as the kernel maps it: indices, flags, entries and the pages that hold them.
+  template <class Ring>
+  static SharedRing shared_ring(Ring& ring, size_t entry_bytes) noexcept {
+    SharedRing r;
+    r.producer = ring.producer;
+    r.consumer = ring.consumer;
+    r.flags = ring.flags;
+    r.entries = ring.ring;
+    r.size = ring.size;
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t lo = std::min({reinterpret_cast<uintptr_t>(ring.producer), reinterpret_cast<uintptr_t>(ring.consumer),
+                                   reinterpret_cast<uintptr_t>(ring.flags), reinterpret_cast<uintptr_t>(ring.ring)}) &
+                         ~(page - 1);
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(ring.ring) + ring.size * entry_bytes + page - 1) & ~(page - 1);
+    r.span = reinterpret_cast<void*>(lo);
+    r.span_bytes = hi - lo;
+    return r;
+  }
+
   // Hands free pool buffers to the kernel until the fill ring is full or the pool is empty.
   void refill() noexcept {
     xsk_ring_prod* fill = xsk_->fill();
@@ -239,6 +275,7 @@ class AfxdpRx final : public RxPort {
   uint64_t chunk_;
   bool tagged_;          // several flows on this queue: the program tags each packet
   uint32_t only_flow_;   // else the one flow's id (0 without flows)
+  std::atomic<bool> handed_over_{false};
   std::atomic<uint64_t> wakeups_{0};
   std::atomic<uint64_t> not_udp_{0};  // written by the polling thread only
   std::atomic<uint64_t> multi_{0};    // frames of two buffers handed over (ditto)
