@@ -5,6 +5,8 @@
 # registry, so what else netdaq needs travels in .carry/ (ignored by git; pass it to the device
 # tool's carry): header-only CLI11 and nlohmann-json in .carry/include, and libpcap, rdma-core
 # and DPDK as below. scripts/make-carry.sh makes .carry/ from this Debian 12 machine's packages.
+#   scripts/gpu-check.sh gpu-filter PATTERN: only netdaq_gpu_tests, only the tests PATTERN names
+#   (--gtest_filter), e.g. while a new GPU feature is brought up
 #   scripts/gpu-check.sh [tests|bench|fleet|all]   (default all; fleet: only what the fleet's
 #   tests need is built, then the GPU fleet test and ctest -R fleet run)
 set -uo pipefail
@@ -59,6 +61,14 @@ if [ -d .carry/ucx ]; then
   export LD_LIBRARY_PATH=$PWD/.carry/ucx-root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export UCX_MODULE_DIR=$PWD/.carry/ucx-root/usr/lib/x86_64-linux-gnu/ucx
 fi
+# libxdp, libbpf and ip (the afxdp engine and the GPU-driven receiver's namespaced tests):
+# .carry/xdp (scripts/make-carry.sh); the eBPF objects come compiled (no clang there).
+if [ -d .carry/xdp ]; then
+  export PKG_CONFIG_PATH=$PWD/.carry/xdp/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export LD_LIBRARY_PATH=$PWD/.carry/xdp-root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export PATH=$PWD/.carry/xdp/bin:$PATH
+  prefix+=(-DNETDAQ_BPF_CLANG=$PWD/.carry/xdp/bin/bpf-object)
+fi
 # The Python module: built for the machine's python3 (the one with PyTorch and CuPy), with the
 # pybind11 installed beside it.
 if py_inc=$(python3 -c 'import pybind11; print(pybind11.get_include())' 2>/dev/null); then
@@ -76,6 +86,7 @@ grep -q "fleet: UCX" "$out/logs/configure.log" && { fleet=1; targets+=(netdaq_fl
 for b in bench/gpu/*.cu; do targets+=("netdaq_$(basename "$b" .cu)"); done
 # fleet: only what the fleet's tests run (the CLI's ingest / build and the two test binaries).
 if [ "$what" = fleet ]; then targets=(netdaq_cli netdaq_gpu_tests); [ $fleet = 1 ] && targets+=(netdaq_fleet_tests); fi
+[ "$what" = gpu-filter ] && targets=(netdaq_gpu_tests netdaq_cli)
 cmake --build build-gpu -j"$(nproc)" --target "${targets[@]}" > "$out/logs/build.log" 2>&1 \
   || { grep -E "error|Error" -A3 "$out/logs/build.log" | head -60; exit 1; }
 echo "built: ${targets[*]}"
@@ -131,6 +142,12 @@ fleet_tests() {
 }
 rc=0
 if [ "$what" != bench ]; then
+  if [ "$what" = gpu-filter ]; then
+    echo "== GPU tests matching ${2:?gpu-filter needs a gtest filter}"
+    gtest_run gpu_tests_filtered build-gpu/tests/gpu/netdaq_gpu_tests --gtest_filter="$2"
+    [ $rc = 0 ] && echo "gpu-check gpu-filter: passed" || echo "gpu-check gpu-filter: FAILED"
+    exit $rc
+  fi
   [ "$what" = fleet ] || echo "== GPU tests"
   # Lazy module loading can wait forever behind a running persistent kernel: load all up front.
   export CUDA_MODULE_LOADING=EAGER

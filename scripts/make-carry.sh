@@ -17,6 +17,9 @@
 #                                  libucx-dev, with only the cma transport module (tcp, posix
 #                                  and sysv shared memory are in libuct itself; the ib and
 #                                  rdmacm modules need mlx5 providers the GPU machine lacks)
+#   .carry/xdp-root, xdp/{pkgconfig,bpf,bin}
+#                                  libxdp + libbpf (the afxdp engine), the eBPF objects compiled
+#                                  here (no clang there), iproute2's ip (NetnsLab's veth pairs)
 #   .carry/dpdk/bin/dpdk-testpmd   this machine's dpdk-testpmd (dpdk-dev) with its libraries in
 #                                  .carry/dpdk/testpmd (the benchmarks' reference receiver)
 # Every .pc file names its prefix relative to ${pcfiledir}, so .carry/ works wherever the
@@ -205,4 +208,41 @@ LD_LIBRARY_PATH=$here/testpmd/lib:$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 EOF
 chmod +x "$dpdk/bin/dpdk-testpmd"
 
-echo "make-carry: $(du -sh "$carry" | cut -f1) in .carry (include, pcap-root, httplib-root, rdma-root, ucx-root, dpdk)"
+# libxdp + libbpf (the afxdp engine on the GPU machine: the GPU-driven receiver's tests) and
+# iproute2's ip (NetnsLab makes those tests' namespaces and veth pairs with it). The machine has
+# no clang for the eBPF programs: they are compiled here, as cmake/bpf_object.cmake would, and
+# .carry/xdp/bin/bpf-object (given to CMake as NETDAQ_BPF_CLANG) hands out the object of the
+# source it is asked to compile. ip runs with its own libraries only (.carry/xdp/bin/ip).
+unpack "$carry/xdp-root" libxdp-dev libxdp1 libbpf-dev libbpf1 iproute2 libmnl0 libbsd0 libmd0 libcap2
+for pc in libxdp libbpf; do
+  relocate "$carry/xdp-root/usr/lib/$arch/pkgconfig/$pc.pc" "$carry/xdp/pkgconfig/$pc.pc" '${pcfiledir}/../../xdp-root/usr'
+done
+tidy "$carry/xdp-root"
+mkdir -p "$carry/xdp/bpf" "$carry/xdp/bin"
+for src in src/engines/afxdp/bpf/steer.bpf.c src/engines/socket/bpf/gro_drops.bpf.c; do
+  clang -O2 -g -target bpf -Wall -Werror -I/usr/include/$arch -I"$(dirname "$src")" -c "$src" \
+    -o "$carry/xdp/bpf/$(basename "$src" .c).o"
+done
+cat > "$carry/xdp/bin/bpf-object" <<'EOF'
+#!/bin/sh
+# Stands in for clang -target bpf on the GPU machine: copies the object scripts/make-carry.sh
+# compiled from the same source (-c SRC) to -o OUT.
+here=$(dirname "$(readlink -f "$0")")/..
+src= out=
+while [ $# -gt 0 ]; do
+  case "$1" in -c) src=$2; shift ;; -o) out=$2; shift ;; esac
+  shift
+done
+obj=$here/bpf/$(basename "$src" .c).o
+[ -f "$obj" ] || { echo "bpf-object: no object for $src in $here/bpf (scripts/make-carry.sh)" >&2; exit 1; }
+cp "$obj" "$out"
+EOF
+cat > "$carry/xdp/bin/ip" <<'EOF'
+#!/bin/sh
+# Debian 12's ip (iproute2) with its libraries (scripts/make-carry.sh)
+root=$(dirname "$(readlink -f "$0")")/../../xdp-root
+LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu:$root/lib/x86_64-linux-gnu exec "$root/bin/ip" "$@"
+EOF
+chmod +x "$carry/xdp/bin/bpf-object" "$carry/xdp/bin/ip"
+
+echo "make-carry: $(du -sh "$carry" | cut -f1) in .carry (include, pcap-root, httplib-root, rdma-root, ucx-root, dpdk, xdp)"

@@ -39,4 +39,12 @@ inline bool in_ci() {
     }                                                                                  \
   } while (0)
 
+// Whether `name` is a program on the PATH (a test's peer tool).
+inline bool have_tool(const std::string& name) {
+  const std::string cmd = "command -v '" + name + "' >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+#define NDQ_REQUIRE_TOOL(tool, package) \
+  NDQ_REQUIRE(::ndqtest::have_tool(tool), std::string(tool) + " is not installed (apt-get install " package ")")
+
 }  // namespace ndqtest

@@ -17,6 +17,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/xsk_receive_launch.h"
 #include "netdaq/session.h"
+#include "netdaq/config.h"
 
 #ifndef XDP_RING_NEED_WAKEUP
 #define XDP_RING_NEED_WAKEUP (1 << 0)
@@ -49,6 +50,21 @@ void validate(const ReorderConfig& c, const std::string& who) {
   if (c.frame_buffers <= c.max_open_frames || c.frame_buffers > detail::kXskMaxBuffers)
     bad("frame_buffers", "more than max_open_frames and at most " + std::to_string(detail::kXskMaxBuffers) + " (got " +
                              std::to_string(c.frame_buffers) + ")");
+}
+
+// The GPU reads each packet from the UMEM: the queue's region must be pinned host memory
+// (checked before the rings are taken, so that a refused receiver leaves the queue as it was).
+void require_gpu_readable_umem(const Config& c, std::string_view interface, uint16_t queue, const std::string& who) {
+  for (const InterfaceConfig& i : c.interfaces) {
+    if (i.name != interface) continue;
+    for (const QueueConfig& q : i.rx.queues) {
+      if (q.id != queue || q.memory_regions.empty()) continue;
+      for (const MemoryRegionConfig& r : c.memory_regions)
+        if (r.name == q.memory_regions[0] && r.kind != MemoryKind::mapped && r.kind != MemoryKind::pinned)
+          throw Error(Errc::invalid_config, who + ": memory region '" + r.name + "' is kind " + to_string(r.kind) +
+                                                "; the GPU driver reads each packet from it: kind mapped (or pinned)");
+    }
+  }
 }
 
 template <class T>
@@ -232,8 +248,10 @@ XskFrameReceiver::XskFrameReceiver(Session& session, std::string_view interface,
   if (m.cfg.name.empty()) m.cfg.name = std::string(interface) + "/reorder" + std::to_string(cfg.queue);
   m.who = "xsk frame receiver '" + m.cfg.name + "'";
   validate(m.cfg, m.who);
-  if (driver == Driver::gpu && device_count() == 0)
-    throw Error(Errc::unsupported, m.who + ": no GPU: " + unavailable_reason());
+  if (driver == Driver::gpu) {
+    if (device_count() == 0) throw Error(Errc::unsupported, m.who + ": no GPU: " + unavailable_reason());
+    require_gpu_readable_umem(session.config(), interface, cfg.queue, m.who);
+  }
   m.rings = session.rx_queue(interface, cfg.queue).hand_over_rings();
   m.setup();
   m.start();

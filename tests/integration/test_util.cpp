@@ -28,11 +28,6 @@ using netdaq::PollMode;
 
 bool NetnsLabSupported(std::string* why) { return NetnsLab::supported(why); }
 
-bool have_tool(const std::string& name) {
-  std::string out;
-  return run_command({"sh", "-c", "command -v " + name}, &out) == 0;
-}
-
 namespace {
 bool fill_addr(const std::string& host, uint16_t port, sockaddr_storage* ss, socklen_t* len) {
   std::memset(ss, 0, sizeof(*ss));

@@ -31,9 +31,6 @@ using namespace std::chrono_literals;
     NDQ_REQUIRE(::ndqtest::NetnsLabSupported(&why_), why_); \
   } while (0)
 bool NetnsLabSupported(std::string* why);
-bool have_tool(const std::string& name);
-#define NDQ_REQUIRE_TOOL(tool, package) \
-  NDQ_REQUIRE(::ndqtest::have_tool(tool), std::string(tool) + " is not installed (apt-get install " package ")")
 
 // A port that was free a moment ago (bound to port 0 on the loopback address, then closed).
 uint16_t free_port(int type, bool ipv6 = false);

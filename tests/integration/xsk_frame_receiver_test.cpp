@@ -41,6 +41,11 @@ TEST(XskFrameReceiver, CpuDriverCountsPacketsWithNoFrameBufferAndRecovers) {
   xsk_no_buffer(cpu_scenario());
 }
 
+TEST(XskFrameReceiver, CpuDriverSessionAfterSessionOnOneVeth) {
+  NDQ_REQUIRE_GPU_BUILD();
+  xsk_session_after_session(cpu_scenario());
+}
+
 TEST(RingHandover, OnlyEnginesWithKernelSharedRingsInDirectModeOnce) {
   NDQ_REQUIRE_AFXDP();
   // socket engine: no rings to give.

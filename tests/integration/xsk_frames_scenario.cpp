@@ -49,14 +49,14 @@ ReorderConfig reorder(uint32_t buffers) {
 
 // An afxdp receiver on A's veth with its rings handed to an XskFrameReceiver; a UDP socket in B.
 struct Rig {
-  NetnsLab lab;
+  NetnsLab& lab;
   uint16_t port = 0;
   std::unique_ptr<Session> session;
   std::unique_ptr<XskFrameReceiver> rx;
   Socket tx;
   size_t sent = 0;
 
-  Rig(const XskScenario& s, uint32_t buffers) : scenario(s) {
+  Rig(NetnsLab& l, const XskScenario& s, uint32_t buffers) : lab(l), scenario(s) {
     port = free_port(SOCK_DGRAM);
     AfxdpIface iface;
     iface.dev = lab.a().veth;
@@ -127,7 +127,8 @@ void xsk_every_fate(const XskScenario& s) {
   NDQ_REQUIRE_AFXDP();
   // A buffer for every frame: how many frames one step closes before the application takes
   // them depends on the machine's timing (xsk_no_buffer counts what happens when they run out).
-  Rig rig(s, 64);
+  NetnsLab lab;
+  Rig rig(lab, s, 64);
   // The queue's own poll() no longer touches the rings.
   EXPECT_EQ(rig.session->rx_queue("x0", 0).poll().size(), 0u);
 
@@ -184,7 +185,8 @@ void xsk_every_fate(const XskScenario& s) {
 void xsk_no_buffer(const XskScenario& s) {
   NDQ_REQUIRE_AFXDP();
   constexpr uint32_t kBuffers = 6;
-  Rig rig(s, kBuffers);
+  NetnsLab lab;
+  Rig rig(lab, s, kBuffers);
   rig.hold = true;
   const auto& infos = rig.infos;
   const auto& bytes = rig.bytes;
@@ -217,6 +219,26 @@ void xsk_no_buffer(const XskScenario& s) {
   EXPECT_EQ(st.frames_complete, kBuffers + 2u);
   EXPECT_EQ(st.frames_dropped, 10u - kBuffers);
   EXPECT_EQ(st.frames_skipped, 0u);
+}
+
+}  // namespace ndqtest
+
+namespace ndqtest {
+
+void xsk_session_after_session(const XskScenario& s) {
+  NDQ_REQUIRE_AFXDP();
+  NetnsLab lab;
+  for (int round = 0; round < 3; ++round) {
+    {
+      Rig rig(lab, s, 8);
+      for (uint64_t seq = 0; seq < 4 * kPerFrame; ++seq) rig.send(packet(seq));
+      rig.take(4);
+      ASSERT_EQ(rig.infos.size(), 4u) << "round " << round;
+      for (uint64_t fi = 0; fi < 4; ++fi) EXPECT_TRUE(rig.bytes[fi] == expected_frame(fi, 0)) << "round " << round;
+      if (round == 1) rig.rx->stop();  // stopped first, or (rounds 0, 2) stopped by its destructor
+    }
+    EXPECT_FALSE(xdp_attached(lab, lab.a())) << "round " << round << " left its XDP program on " << lab.a().veth;
+  }
 }
 
 }  // namespace ndqtest

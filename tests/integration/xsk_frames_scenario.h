@@ -28,5 +28,8 @@ void xsk_every_fate(const XskScenario& s);
 // The application holds every frame buffer: the packets of frames with no buffer are counted
 // no_buffer (frames_dropped) and, once it releases them, frames are placed again.
 void xsk_no_buffer(const XskScenario& s);
+// Three sessions one after another on the same veth, each with a receiver (stopped, or only
+// destroyed): each places its frames, and none leaves its XDP program behind.
+void xsk_session_after_session(const XskScenario& s);
 
 }  // namespace ndqtest

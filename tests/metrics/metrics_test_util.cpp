@@ -44,11 +44,6 @@ std::string loopback_config(uint16_t port, const LoopbackRun& run) {
   return y + run.run_block;
 }
 
-bool have_tool(const std::string& name) {
-  const std::string cmd = "command -v '" + name + "' >/dev/null 2>&1";
-  return std::system(cmd.c_str()) == 0;
-}
-
 uint16_t free_port(int type) {
   const int fd = ::socket(AF_INET, type, 0);
   sockaddr_in a{};

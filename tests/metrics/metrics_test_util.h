@@ -16,9 +16,6 @@
 
 namespace ndqtest {
 
-bool have_tool(const std::string& name);
-#define NDQ_REQUIRE_TOOL(tool, package) \
-  NDQ_REQUIRE(::ndqtest::have_tool(tool), std::string(tool) + " is not installed (apt-get install " package ")")
 
 // A port that was free a moment ago (bound to port 0 on 127.0.0.1, then closed).
 uint16_t free_port(int type);
