@@ -65,6 +65,7 @@ struct Rig {
     iface.num_bufs = 4096;
     Config cfg = iface.build();
     cfg.memory_regions[0].kind = s.region;
+    if (s.region == MemoryKind::mapped || s.region == MemoryKind::pinned) cfg.memory_regions[0].gpu = 0;
     session = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(cfg); });
     rx = std::make_unique<XskFrameReceiver>(*session, "x0", reorder(buffers), s.driver);
     tx = lab.run_in(lab.b().ns, [] { return Socket::udp(); });
