@@ -84,9 +84,10 @@ targets=(netdaq netdaq_gpu_tests netdaq_unit_tests netdaq_cli netdaq_cli_tests n
 fleet=0
 grep -q "fleet: UCX" "$out/logs/configure.log" && { fleet=1; targets+=(netdaq_fleet_tests); }
 for b in bench/gpu/*.cu; do targets+=("netdaq_$(basename "$b" .cu)"); done
+targets+=(netdaq_bench_xsk_gpu_receive)  # GPU-driven receive vs the CPU-driven paths (bench/xsk_gpu_receive.cpp)
 # fleet: only what the fleet's tests run (the CLI's ingest / build and the two test binaries).
 if [ "$what" = fleet ]; then targets=(netdaq_cli netdaq_gpu_tests); [ $fleet = 1 ] && targets+=(netdaq_fleet_tests); fi
-[ "$what" = gpu-filter ] && targets=(netdaq_gpu_tests netdaq_cli)
+[ "$what" = gpu-filter ] && targets=(netdaq_gpu_tests netdaq_cli netdaq_bench_xsk_gpu_receive)
 cmake --build build-gpu -j"$(nproc)" --target "${targets[@]}" > "$out/logs/build.log" 2>&1 \
   || { grep -E "error|Error" -A3 "$out/logs/build.log" | head -60; exit 1; }
 echo "built: ${targets[*]}"
@@ -215,6 +216,10 @@ if [ "$what" != tests ]; then
       || { echo "FAILED: bench $name (exit $?)"; rc=1; }
     tail -40 "$out/logs/$name.log"
   done
+  echo "== bench xsk_gpu_receive (GPU-driven afxdp receive vs the CPU loop and the CPU-polled pipeline, veth)"
+  timeout 240 build-gpu/bench/netdaq_bench_xsk_gpu_receive --json "$out/xsk_gpu_receive.json" \
+    > "$out/logs/xsk_gpu_receive.log" 2>&1 || { echo "FAILED: bench xsk_gpu_receive (exit $?)"; rc=1; }
+  cat "$out/logs/xsk_gpu_receive.log"
   echo "== bench python_vs_cpp (Python receive loop vs netdaq bench --rx-only, loopback)"
   PYTHONPATH=$PWD/build-gpu/python timeout 300 python3 bench/python_vs_cpp.py --netdaq build-gpu/tools/netdaq/netdaq \
     --json "$out/python_vs_cpp.json" > "$out/logs/python_vs_cpp.log" 2>&1 || { echo "FAILED: bench python_vs_cpp"; rc=1; }

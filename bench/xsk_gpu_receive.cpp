@@ -1,0 +1,223 @@
+// GPU-driven receive against the CPU-driven path, same veth, same sender, same run
+// (issue 35, docs/gpu-afxdp.md): a UDP sender in namespace B (sendmmsg, one thread) floods an
+// afxdp rx queue in namespace A for --seconds; the receiver is one of
+//   gpu        XskFrameReceiver, Driver::gpu: a persistent kernel owns the RX and fill rings
+//   cpu_loop   XskFrameReceiver, Driver::cpu: the same loop on a CPU thread (host frames)
+//   pipeline   the queue polled by a CPU thread, bursts into FramePipeline (launch persistent)
+// Each row: packets sent, placed, kernel drops, placed per second, and the CPU time of every
+// receiving thread (the application's thread, which takes frames every 200 µs, plus the
+// driver's thread for cpu_loop / the polling thread for pipeline) per placed packet.
+// Checks sent == taken + kernel drops and taken == placed + counted fates; exits 1 otherwise.
+// Sizes are UDP payloads within the veth's MTU of 1500 (a frame of several AF_XDP buffers is
+// counted malformed by the GPU-driven receiver: multi-buffer is not placed yet).
+//   netdaq_bench_xsk_gpu_receive [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline] [--json F]
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "afxdp_config.h"
+#include "netdaq/gpu.h"
+#include "netdaq/gpu_xsk.h"
+#include "netdaq/netdaq.h"
+#include "netns_lab.h"
+
+using namespace netdaq;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');) out.push_back(x);
+  return out;
+}
+
+struct Row {
+  std::string mode;
+  uint32_t size = 0;
+  uint64_t sent = 0, taken = 0, placed = 0, kernel_drops = 0, other_fates = 0;
+  double seconds = 0, cpu_s = 0;
+  bool ok = false;
+};
+
+// Sends size-byte payloads (sequence at byte 0, big endian) to ip:port until `stop`.
+uint64_t flood(int fd, const std::string& ip, uint16_t port, uint32_t size, const std::atomic<bool>& stop) {
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  inet_pton(AF_INET, ip.c_str(), &to.sin_addr);
+  constexpr int kBatch = 32;
+  std::vector<std::vector<unsigned char>> bufs(kBatch, std::vector<unsigned char>(size, 0x5a));
+  mmsghdr msgs[kBatch]{};
+  iovec iov[kBatch]{};
+  uint64_t seq = 0;
+  while (!stop.load(std::memory_order_relaxed)) {
+    for (int i = 0; i < kBatch; ++i) {
+      const uint64_t s = seq + i;
+      for (int k = 0; k < 4; ++k) bufs[i][k] = static_cast<unsigned char>(s >> (24 - 8 * k));
+      iov[i] = {bufs[i].data(), size};
+      msgs[i].msg_hdr = {};
+      msgs[i].msg_hdr.msg_name = &to;
+      msgs[i].msg_hdr.msg_namelen = sizeof to;
+      msgs[i].msg_hdr.msg_iov = &iov[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    const int n = sendmmsg(fd, msgs, kBatch, 0);
+    if (n > 0) seq += n;
+  }
+  return seq;
+}
+
+ReorderConfig reorder(uint32_t size, LaunchMode launch) {
+  ReorderConfig r;
+  r.name = "bench";
+  r.seq_bits = 32;
+  r.payload_offset = 8;
+  r.payload_size = size - 8;
+  r.packets_per_frame = 64;
+  r.max_open_frames = 4;
+  r.frame_buffers = 64;
+  r.launch = launch;
+  return r;
+}
+
+Row run(const std::string& mode, uint32_t size, double seconds) {
+  ndqtest::NetnsLab lab;
+  Row row;
+  row.mode = mode;
+  row.size = size;
+  const uint16_t port = 47000;
+  ndqtest::AfxdpIface iface;
+  iface.dev = lab.a().veth;
+  iface.rx_queues = {0};
+  iface.flows = {ndqtest::udp_flow(1, 0, port)};
+  iface.buf_size = 4096;
+  iface.num_bufs = 8192;
+  Config cfg = iface.build();
+  if (mode != "cpu_loop") {  // the GPU reads the UMEM
+    cfg.memory_regions[0].kind = MemoryKind::mapped;
+    cfg.memory_regions[0].gpu = 0;
+  }
+  auto session = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(cfg); });
+  const int fd = lab.run_in(lab.b().ns, [] { return socket(AF_INET, SOCK_DGRAM, 0); });
+  std::atomic<bool> stop{false};
+  gpu::PipelineStats st;
+  double cpu = 0;
+  const auto t0 = Clock::now();
+  uint64_t sent = 0;
+  std::thread sender([&] { sent = flood(fd, lab.a().ip4, port, size, stop); });
+  if (mode == "pipeline") {
+    gpu::FramePipeline pipe(*session, "x0", reorder(size, LaunchMode::persistent));
+    RxQueue& q = session->rx_queue("x0", 0);
+    const double c0 = thread_cpu_s();
+    while (Clock::now() - t0 < std::chrono::duration<double>(seconds)) {
+      if (RxBurst b = q.poll(); b.size()) pipe.submit(std::move(b));
+      while (gpu::Frame f = pipe.next_frame()) {}
+    }
+    stop = true;
+    sender.join();
+    for (auto end = Clock::now() + std::chrono::milliseconds(300); Clock::now() < end;)
+      if (RxBurst b = q.poll(); b.size()) pipe.submit(std::move(b));
+    pipe.flush();
+    pipe.synchronize();
+    while (gpu::Frame f = pipe.next_frame()) {}
+    cpu = thread_cpu_s() - c0;
+    st = pipe.stats();
+  } else {
+    const auto driver = mode == "gpu" ? gpu::XskFrameReceiver::Driver::gpu : gpu::XskFrameReceiver::Driver::cpu;
+    gpu::XskFrameReceiver rx(*session, "x0", reorder(size, LaunchMode::persistent), driver);
+    const double c0 = thread_cpu_s();
+    while (Clock::now() - t0 < std::chrono::duration<double>(seconds)) {
+      while (gpu::Frame f = rx.next_frame()) {}
+      std::this_thread::sleep_for(std::chrono::microseconds(200));  // frames, not packets: no busy wait
+    }
+    stop = true;
+    sender.join();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    rx.stop();
+    while (gpu::Frame f = rx.next_frame()) {}
+    cpu = thread_cpu_s() - c0;
+    if (driver == gpu::XskFrameReceiver::Driver::cpu) {
+      // The driver's thread polls without pause: one core for the whole run.
+      cpu += std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+    st = rx.stats();
+  }
+  row.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  close(fd);
+  row.sent = sent;
+  row.taken = st.packets_in;
+  row.placed = st.packets_placed;
+  row.other_fates = st.duplicate + st.late + st.malformed + st.no_buffer;
+  row.kernel_drops = session->rx_queue("x0", 0).stats().total_drops();
+  row.cpu_s = cpu;
+  row.ok = row.sent == row.taken + row.kernel_drops && row.taken == row.placed + row.other_fates;
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string sizes = "1024,1400", modes = "gpu,cpu_loop,pipeline", json;
+  double seconds = 2;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--sizes") sizes = v;
+    else if (k == "--seconds") seconds = std::stod(v);
+    else if (k == "--modes") modes = v;
+    else if (k == "--json") json = v;
+    else {
+      std::fprintf(stderr, "usage: %s [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline] [--json F]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (modes != "cpu_loop" && gpu::device_count() == 0) {
+    std::fprintf(stderr, "no GPU: %s\n", gpu::unavailable_reason().c_str());
+    return 1;
+  }
+  std::vector<Row> rows;
+  bool ok = true;
+  std::printf("%-9s %6s %10s %10s %10s %8s %10s %12s %s\n", "mode", "size", "sent", "placed", "kern_drop", "other",
+              "Mpps", "cpu_ns/pkt", "check");
+  for (const std::string& size : split(sizes))
+    for (const std::string& mode : split(modes)) {
+      Row r = run(mode, static_cast<uint32_t>(std::stoul(size)), seconds);
+      ok = ok && r.ok && r.placed > 0;
+      std::printf("%-9s %6u %10llu %10llu %10llu %8llu %10.3f %12.2f %s\n", r.mode.c_str(), r.size,
+                  (unsigned long long)r.sent, (unsigned long long)r.placed, (unsigned long long)r.kernel_drops,
+                  (unsigned long long)r.other_fates, r.placed / r.seconds / 1e6, r.cpu_s * 1e9 / double(r.placed ? r.placed : 1),
+                  r.ok ? "ok" : "ACCOUNTING MISMATCH");
+      rows.push_back(r);
+    }
+  if (!json.empty()) {
+    std::ofstream o(json);
+    o << "{\"bench\": \"xsk_gpu_receive\", \"rows\": [";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      o << (i ? ", " : "") << "{\"mode\": \"" << r.mode << "\", \"size\": " << r.size << ", \"sent\": " << r.sent
+        << ", \"taken\": " << r.taken << ", \"placed\": " << r.placed << ", \"kernel_drops\": " << r.kernel_drops
+        << ", \"other_fates\": " << r.other_fates << ", \"seconds\": " << r.seconds << ", \"placed_mpps\": "
+        << r.placed / r.seconds / 1e6 << ", \"cpu_ns_per_packet\": " << r.cpu_s * 1e9 / double(r.placed ? r.placed : 1)
+        << ", \"accounting_ok\": " << (r.ok ? "true" : "false") << "}";
+    }
+    o << "]}\n";
+  }
+  return ok ? 0 : 1;
+}
