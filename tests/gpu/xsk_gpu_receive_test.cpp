@@ -48,10 +48,7 @@ TEST(XskGpuReceive, UmemTheGpuCannotReadIsRefusedBeforeTheRingsAreTaken) {
   NDQ_REQUIRE_GPU();
   NDQ_REQUIRE_AFXDP();
   NetnsLab lab;
-  AfxdpIface iface;
-  iface.dev = lab.a().veth;
-  iface.rx_queues = {0};
-  auto session = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(iface.build()); });  // kind host
+  auto session = afxdp_rx_session(lab);  // its UMEM: kind host
   ReorderConfig r;
   r.payload_size = 64;
   r.packets_per_frame = 4;

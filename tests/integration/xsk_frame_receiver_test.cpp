@@ -69,11 +69,7 @@ TEST(RingHandover, OnlyEnginesWithKernelSharedRingsInDirectModeOnce) {
   }
 
   NetnsLab lab;
-  AfxdpIface worker;
-  worker.dev = lab.a().veth;
-  worker.rx_queues = {0};
-  worker.mode = PollMode::worker;
-  auto ws = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(worker.build()); });
+  auto ws = afxdp_rx_session(lab, PollMode::worker);
   try {
     ws->rx_queue("x0").hand_over_rings();
     ADD_FAILURE() << "a worker-mode queue handed over its rings";
@@ -82,16 +78,13 @@ TEST(RingHandover, OnlyEnginesWithKernelSharedRingsInDirectModeOnce) {
   }
   ws.reset();
 
-  AfxdpIface direct;
-  direct.dev = lab.a().veth;
-  direct.rx_queues = {0};
-  auto ds = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(direct.build()); });
+  auto ds = afxdp_rx_session(lab);
   const HandedOverRings r = ds->rx_queue("x0").hand_over_rings();
   EXPECT_NE(r.rx.producer, nullptr);
   EXPECT_NE(r.fill.entries, nullptr);
   EXPECT_EQ(r.rx.size & (r.rx.size - 1), 0u);
   EXPECT_EQ(r.chunk, 2048u);
-  EXPECT_EQ(r.buffers, direct.num_bufs);
+  EXPECT_EQ(r.buffers, AfxdpIface{}.num_bufs);
   EXPECT_GE(r.fd, 0);
   // The span covers the ring's indices and entries, page aligned.
   for (const SharedRing* ring : {&r.rx, &r.fill}) {
@@ -114,10 +107,7 @@ TEST(XskFrameReceiver, ConfigItCannotServeIsRefusedNamingTheKeyAndKeepsTheRings)
   NDQ_REQUIRE_GPU_BUILD();
   NDQ_REQUIRE_AFXDP();
   NetnsLab lab;
-  AfxdpIface iface;
-  iface.dev = lab.a().veth;
-  iface.rx_queues = {0};
-  auto session = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(iface.build()); });
+  auto session = afxdp_rx_session(lab);
   ReorderConfig r;
   r.payload_size = 64;
   r.packets_per_frame = 4;

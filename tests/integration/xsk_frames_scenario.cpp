@@ -124,6 +124,14 @@ std::vector<std::byte> expected_frame(uint64_t fi, uint64_t missing_mask) {
 
 }  // namespace
 
+std::unique_ptr<Session> afxdp_rx_session(NetnsLab& lab, PollMode mode) {
+  AfxdpIface iface;
+  iface.dev = lab.a().veth;
+  iface.rx_queues = {0};
+  iface.mode = mode;
+  return lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(iface.build()); });
+}
+
 void xsk_every_fate(const XskScenario& s) {
   NDQ_REQUIRE_AFXDP();
   // A buffer for every frame: how many frames one step closes before the application takes

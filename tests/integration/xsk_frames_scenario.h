@@ -7,10 +7,13 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "netdaq/config.h"
 #include "netdaq/gpu_xsk.h"
+#include "netdaq/session.h"
+#include "netns_lab.h"
 
 namespace ndqtest {
 
@@ -20,6 +23,9 @@ struct XskScenario {
   // A frame's bytes as host memory (the GPU driver's frames are in device memory).
   std::function<std::vector<std::byte>(const netdaq::gpu::Frame&)> read_frame;
 };
+
+// A session in namespace A with afxdp interface "x0" on A's veth: rx queue 0 in `mode`.
+std::unique_ptr<netdaq::Session> afxdp_rx_session(NetnsLab& lab, netdaq::PollMode mode = netdaq::PollMode::direct);
 
 // 40 frames of 8 packets (1,000 sample bytes each, the sequence at the payload's start) with
 // three packets never sent, one sent twice, one malformed and one late: frames in order, the
