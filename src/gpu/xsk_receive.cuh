@@ -20,7 +20,9 @@
 #define XDP_PKT_CONTD (1 << 0)
 #endif
 
+#include "gpu/host/sequence_unwrap.h"
 #include "gpu/place_device.cuh"
+#include "net/frame_headers.h"
 #include "gpu/xsk_receive_shared.h"
 
 namespace netdaq::gpu::detail {
@@ -58,7 +60,7 @@ struct XskState {
   uint32_t free_cons;
   uint32_t rx_cons, fill_prod, done_prod;
   uint64_t next_index;        // frames below it are published (or skipped)
-  uint64_t last_seq;
+  int64_t newest_seq;         // narrow counters are unwrapped around it
   // Frames at or above next_index whose packets found no buffer (their indices; counted as
   // dropped, not skipped, when the frames after them close, unless they opened later).
   uint64_t dropped[kXskMaxDropped];
@@ -70,40 +72,6 @@ struct XskState {
 
 constexpr uint32_t kOk = 0, kMalformed = 1;
 constexpr uint64_t kNone = ~uint64_t{0};
-
-NDQ_HD uint32_t be16(const unsigned char* p) { return (uint32_t{p[0]} << 8) | p[1]; }
-
-// The UDP payload of an Ethernet frame whose first `have` bytes are at p (one VLAN tag,
-// IPv4 without fragments, IPv6 with UDP as the next header): its offset and length; false if
-// the frame is something else.
-NDQ_HD bool find_udp(const unsigned char* p, uint32_t have, uint32_t len, uint32_t* off, uint32_t* size) {
-  uint32_t at = 12;
-  uint32_t type = be16(p + at);
-  if (type == 0x8100 || type == 0x88a8) {
-    at += 4;
-    type = be16(p + at);
-  }
-  at += 2;
-  uint32_t udp = 0;
-  if (type == 0x0800) {
-    if (at + 20 > have) return false;
-    const uint32_t ihl = (p[at] & 15u) * 4;
-    if ((p[at] >> 4) != 4 || ihl < 20 || p[at + 9] != 17) return false;
-    if ((be16(p + at + 6) & 0x3fffu) != 0) return false;  // a fragment
-    udp = at + ihl;
-  } else if (type == 0x86dd) {
-    if (at + 40 > have || p[at + 6] != 17) return false;
-    udp = at + 40;
-  } else {
-    return false;
-  }
-  if (udp + 8 > have || udp + 8 > len) return false;
-  const uint32_t ulen = be16(p + udp + 4);
-  if (ulen < 8 || udp + ulen > len) return false;
-  *off = udp + 8;
-  *size = ulen - 8;
-  return true;
-}
 
 NDQ_HD uint64_t read_field(const unsigned char* p, uint32_t bytes, bool big) {
   uint64_t v = 0;
@@ -158,10 +126,14 @@ struct XskDriver {
         s.kind[j] = kMalformed;
         const unsigned char* h = &s.hdr[j][shift];
         const uint32_t have = d.len < kXskHeaderBytes ? d.len : kXskHeaderBytes;
-        uint32_t off = 0, size = 0;
         const uint32_t need_seq = p.seq_offset + p.seq_bytes;
         const uint32_t need = p.payload_offset + p.payload_size > need_seq ? p.payload_offset + p.payload_size : need_seq;
-        if (!(d.options & XDP_PKT_CONTD) && find_udp(h, have, d.len, &off, &size) && size >= need) {
+        // The headers from the copy (it reads at most 66 bytes of it), the UDP length checked
+        // against the whole frame.
+        const netdaq::detail::UdpPayload u =
+            netdaq::detail::find_udp_payload(reinterpret_cast<const std::byte*>(h), d.len);
+        const uint32_t off = u.offset;
+        if (!(d.options & XDP_PKT_CONTD) && u.ok && u.size >= need) {
           const uint32_t at = off + p.seq_offset;
           s.seq[j] = at + p.seq_bytes <= have ? read_field(h + at, p.seq_bytes, p.seq_big)
                                               : read_field(reinterpret_cast<const unsigned char*>(p.umem + d.addr + at),
@@ -172,20 +144,6 @@ struct XskDriver {
       }
       x.sync_warp();
     }
-  }
-
-  // Thread 0: the sequence as 64 bits (narrow counters unwrapped around the last one).
-  NDQ_HD uint64_t unwrap(uint64_t raw) {
-    if (p.seq_bytes == 8) return raw;
-    const uint32_t bits = p.seq_bytes * 8;
-    const uint64_t mod = uint64_t{1} << bits;
-    if (!s.have_seq) {
-      s.have_seq = 1;
-      return raw;
-    }
-    uint64_t delta = (raw - s.last_seq) & (mod - 1);
-    if (delta >= mod / 2) return s.last_seq - (mod - delta);  // behind the last one
-    return s.last_seq + delta;
   }
 
   NDQ_HD bool bit(uint32_t buffer, uint32_t slot) const {
@@ -270,8 +228,13 @@ struct XskDriver {
         ++s.c.malformed;
         continue;
       }
-      const uint64_t seq = unwrap(s.seq[j]);
-      s.last_seq = seq;
+      uint64_t seq = 0;
+      const bool first = !s.have_seq;
+      s.have_seq = 1;
+      if (!unwrap_sequence(s.seq[j], p.seq_bytes * 8, first, s.newest_seq, &seq)) {  // before the first packet
+        ++s.c.late;
+        continue;
+      }
       const uint64_t fi = seq / p.packets_per_frame;
       const auto slot = static_cast<uint32_t>(seq % p.packets_per_frame);
       if (fi < s.next_index) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "core/host_device.h"
 #include "net/mac_address.h"
 
 namespace netdaq::detail {
@@ -27,8 +28,50 @@ struct UdpPayload {
   const std::byte* dst_ip = nullptr;
 };
 
-// Never reads past len; rejects truncated headers and UDP lengths beyond the frame.
-UdpPayload find_udp_payload(const std::byte* frame, uint32_t len) noexcept;
+// Never reads past len, nor past the headers (66 bytes at most: the GPU-driven receiver hands
+// it a copy of a frame's first 128); rejects truncated headers and UDP lengths beyond the frame.
+NDQ_HOST_DEVICE inline UdpPayload find_udp_payload(const std::byte* frame, uint32_t len) noexcept {
+  constexpr uint16_t kIpv4 = 0x0800, kIpv6 = 0x86dd, kVlan = 0x8100, kQinQ = 0x88a8;
+  constexpr uint8_t kUdp = 17;
+  auto load16 = [](const std::byte* p) { return static_cast<uint16_t>((uint32_t(p[0]) << 8) | uint32_t(p[1])); };
+  UdpPayload r;
+  uint32_t off = 14;
+  if (len < off) return r;
+  uint16_t type = load16(frame + 12);
+  if (type == kVlan || type == kQinQ) {
+    if (len < off + 4) return r;
+    r.vlan = load16(frame + off) & 0x0fff;
+    type = load16(frame + off + 2);
+    off += 4;
+  }
+  if (type == kIpv4) {
+    if (len < off + 20) return r;
+    const auto vihl = static_cast<uint8_t>(frame[off]);
+    const uint32_t ihl = (vihl & 0x0f) * 4u;
+    if ((vihl >> 4) != 4 || ihl < 20 || static_cast<uint8_t>(frame[off + 9]) != kUdp) return r;
+    if (load16(frame + off + 6) & 0x3fff) return r;  // a fragment
+    r.src_ip = frame + off + 12;
+    r.dst_ip = frame + off + 16;
+    off += ihl;
+  } else if (type == kIpv6) {
+    if (len < off + 40 || static_cast<uint8_t>(frame[off + 6]) != kUdp) return r;
+    r.ipv6 = true;
+    r.src_ip = frame + off + 8;
+    r.dst_ip = frame + off + 24;
+    off += 40;
+  } else {
+    return r;
+  }
+  if (len < off + 8) return r;
+  const uint32_t udp_len = load16(frame + off + 4);
+  if (udp_len < 8 || off + udp_len > len) return r;
+  r.src_port = load16(frame + off);
+  r.dst_port = load16(frame + off + 2);
+  r.offset = off + 8;
+  r.size = udp_len - 8;
+  r.ok = true;
+  return r;
+}
 
 // Headers for IPv4 UDP frames from one source to one destination.
 class Ipv4UdpHeaders {

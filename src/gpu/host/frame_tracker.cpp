@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "gpu/host/sequence_unwrap.h"
 #include "netdaq/status.h"
 
 namespace netdaq::gpu {
@@ -27,26 +28,7 @@ FrameTracker::FrameTracker(const TrackerConfig& cfg) : cfg_(cfg) {
 }
 
 bool FrameTracker::unwrap(uint64_t raw, uint64_t* seq) noexcept {
-  if (cfg_.seq_bits == 64) {
-    *seq = raw;
-    return true;
-  }
-  const uint64_t mask = (uint64_t{1} << cfg_.seq_bits) - 1;
-  raw &= mask;
-  if (!started_) {
-    last_seq_ = static_cast<int64_t>(raw);
-    *seq = raw;
-    return true;
-  }
-  // The nearest value to the newest sequence seen that has these low bits.
-  const uint64_t diff = (raw - static_cast<uint64_t>(last_seq_)) & mask;
-  const int64_t d = diff > (mask >> 1) ? static_cast<int64_t>(diff) - static_cast<int64_t>(mask) - 1
-                                       : static_cast<int64_t>(diff);
-  const int64_t s = last_seq_ + d;
-  if (s < 0) return false;  // before the first packet of the stream
-  if (s > last_seq_) last_seq_ = s;
-  *seq = static_cast<uint64_t>(s);
-  return true;
+  return unwrap_sequence(raw, cfg_.seq_bits, !started_, last_seq_, seq);
 }
 
 Placement FrameTracker::place(uint64_t raw_seq, uint64_t now_ns, uint32_t* ring_slot) noexcept {
