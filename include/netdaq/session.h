@@ -56,6 +56,13 @@ class TxQueue {
   const std::string& name() const noexcept;
   const std::string& interface() const noexcept;
   uint32_t buffer_size() const noexcept;
+  // Gives the queue's kernel-shared TX and completion rings (AF_XDP) to another producer,
+  // e.g. a GPU kernel (netdaq/gpu_xsk.h), with up to `buffers` buffers of its pool and the
+  // headers it writes in front of a payload of payload_bytes. From then on allocate()
+  // returns empty bursts; stats() still counts what the kernel refused. Throws Error: the
+  // engine has no such rings or writes no headers (raw frames), the application holds
+  // bursts, or they were handed over already.
+  HandedOverTxRings hand_over_rings(uint32_t payload_bytes, uint32_t buffers);
 
   explicit TxQueue(std::unique_ptr<detail::TxQueueImpl> impl);
   ~TxQueue();

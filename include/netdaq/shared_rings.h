@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace netdaq {
 
@@ -35,6 +36,24 @@ struct HandedOverRings {
   bool need_wakeup = false;     // the socket was bound with XDP_USE_NEED_WAKEUP
   bool zero_copy = false;
   bool multi_buffer = false;    // a frame may span several descriptors (XDP_PKT_CONTD)
+};
+
+// A tx queue's rings (TxQueue::hand_over_rings): after it the queue's allocate() returns
+// empty bursts and its CPU side never touches them; stats() keeps the kernel's counts.
+struct HandedOverTxRings {
+  SharedRing tx;          // entries: struct xdp_desc (16 bytes), written by the new owner
+  SharedRing completion;  // entries: u64 UMEM addresses of buffers the kernel has sent
+  std::byte* umem = nullptr;
+  size_t umem_bytes = 0;
+  uint32_t chunk = 0;
+  // Buffers taken from the queue's pool for the new owner (UMEM byte offsets), theirs for good.
+  std::vector<uint64_t> buffers;
+  // The Ethernet/IPv4/UDP headers the queue writes in front of a payload of the size asked
+  // for (its tx.destination), IPv4 checksum included.
+  std::vector<std::byte> headers;
+  int fd = -1;                  // sendto(fd, MSG_DONTWAIT) makes the kernel transmit
+  bool need_wakeup = false;
+  bool zero_copy = false;       // copy mode transmits only inside sendto: every batch needs a kick
 };
 
 }  // namespace netdaq

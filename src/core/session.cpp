@@ -31,6 +31,9 @@ const QueueConfig& TxQueue::config() const noexcept { return *impl_->resources()
 const std::string& TxQueue::name() const noexcept { return impl_->resources().name; }
 const std::string& TxQueue::interface() const noexcept { return impl_->resources().iface->name; }
 uint32_t TxQueue::buffer_size() const noexcept { return impl_->resources().pools[0]->buf_size(); }
+HandedOverTxRings TxQueue::hand_over_rings(uint32_t payload_bytes, uint32_t buffers) {
+  return impl_->hand_over_rings(payload_bytes, buffers);
+}
 
 // ---- Session ----
 struct Session::Impl {

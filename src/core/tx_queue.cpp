@@ -27,6 +27,7 @@ TxQueueImpl::~TxQueueImpl() {
 }
 
 TxBurst TxQueueImpl::allocate(size_t n) noexcept {
+  if (handed_over_.load(std::memory_order_relaxed)) return {};
   port_->poll_completions();
   BurstDesc* d = hot_.exchange(nullptr, std::memory_order_acquire);
   if (!d && !free_.dequeue_burst(&d, 1)) return {};
@@ -87,6 +88,18 @@ QueueStats TxQueueImpl::stats() const {
   res_.counters->snapshot(s);
   port_->add_details(s);
   return s;
+}
+
+HandedOverTxRings TxQueueImpl::hand_over_rings(uint32_t payload_bytes, uint32_t buffers) {
+  const std::string what = "tx queue " + res_.name + ": its rings cannot be handed over: ";
+  if (handed_over_) throw Error(Errc::invalid_config, what + "they were handed over already");
+  if (outstanding()) throw Error(Errc::invalid_config, what + "the application holds bursts of it; send or release them first");
+  HandedOverTxRings r;
+  std::string why;
+  if (!port_->hand_over_rings(r, payload_bytes, buffers, why))
+    throw Error(Errc::unsupported, what + (why.empty() ? "its engine has no rings shared with the kernel (an AF_XDP socket's)" : why));
+  handed_over_ = true;
+  return r;
 }
 
 }  // namespace netdaq::detail

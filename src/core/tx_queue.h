@@ -22,6 +22,8 @@ class TxQueueImpl final : public BurstOwner {
   uint32_t send(BurstDesc* d) noexcept override;
   void release(BurstDesc* d) noexcept override;
   QueueStats stats() const;
+  // TxQueue::hand_over_rings (throws Error).
+  HandedOverTxRings hand_over_rings(uint32_t payload_bytes, uint32_t buffers);
   const QueueResources& resources() const noexcept { return res_; }
   int outstanding() const noexcept { return outstanding_.load(std::memory_order_relaxed); }
 
@@ -40,6 +42,7 @@ class TxQueueImpl final : public BurstOwner {
   // ring order, each burst's from L2.
   std::atomic<BurstDesc*> hot_{nullptr};
   std::atomic<int> outstanding_{0};
+  std::atomic<bool> handed_over_{false};  // hand_over_rings() gave the port's rings away
 };
 
 }  // namespace netdaq::detail

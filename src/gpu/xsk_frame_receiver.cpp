@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "gpu/cuda_check.h"
 #include "gpu/xsk_receive_launch.h"
+#include "gpu/xsk_shared_memory.h"
 #include "netdaq/session.h"
 #include "netdaq/config.h"
 
@@ -67,21 +68,6 @@ void require_gpu_readable_umem(const Config& c, std::string_view interface, uint
   }
 }
 
-template <class T>
-T* host_alloc(size_t n, bool mapped, std::vector<void*>& pinned, std::vector<std::unique_ptr<std::byte[]>>& plain) {
-  const size_t bytes = n * sizeof(T);
-  void* p = nullptr;
-  if (mapped) {
-    check(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable), "xsk frame receiver: cudaHostAlloc");
-    pinned.push_back(p);
-  } else {
-    plain.push_back(std::make_unique<std::byte[]>(bytes + 64));
-    p = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(plain.back().get()) + 63) & ~uintptr_t{63});
-  }
-  std::memset(p, 0, bytes);
-  return static_cast<T*>(p);
-}
-
 }  // namespace
 
 struct XskFrameReceiver::Impl {
@@ -99,8 +85,7 @@ struct XskFrameReceiver::Impl {
   uint32_t done_cons = 0;
   uint32_t free_prod = 0;
   std::mutex release_mutex;     // frames may be released on any thread (once per frame)
-  std::vector<void*> pinned, registered, device;
-  std::vector<std::unique_ptr<std::byte[]>> plain;
+  std::unique_ptr<detail::XskSharedMemory> mem;
   cudaStream_t stream = nullptr;
   std::thread cpu_thread;
   bool stopped = false;
@@ -108,54 +93,25 @@ struct XskFrameReceiver::Impl {
   std::chrono::steady_clock::time_point last_kick{};
 
   ~Impl() {
-    for (void* p : registered) (void)cudaHostUnregister(p);
-    for (void* p : device) (void)cudaFree(p);
-    for (void* p : pinned) (void)cudaFreeHost(p);
     if (stream) (void)cudaStreamDestroy(stream);
-  }
-
-  // A host address inside a registered mapping as the GPU sees it.
-  template <class T>
-  T* on_gpu(T* host) {
-    if (driver == Driver::cpu || !host) return host;
-    void* dev = nullptr;
-    check(cudaHostGetDevicePointer(&dev, const_cast<std::remove_const_t<T>*>(host), 0), who + ": cudaHostGetDevicePointer");
-    return static_cast<T*>(dev);
-  }
-
-  void register_ring(const SharedRing& r, const char* what) {
-    const cudaError_t e = cudaHostRegister(r.span, r.span_bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError();
-      throw Error(Errc::unsupported, who + ": the " + what + " ring's mapping cannot be registered with CUDA: " + describe(e));
-    }
-    registered.push_back(r.span);
   }
 
   void setup() {
     const bool gpu = driver == Driver::gpu;
     if (!std::has_single_bit(rings.chunk)) throw Error(Errc::unsupported, who + ": the UMEM's chunk size is not a power of two");
     XskParams& p = params;
-    if (gpu) {
-      use_device(cfg.gpu, who);
-      void* dev = nullptr;
-      if (cudaHostGetDevicePointer(&dev, rings.umem, 0) != cudaSuccess) {
-        (void)cudaGetLastError();
-        throw Error(Errc::invalid_config, who + ": the rx queue's memory region must be kind mapped (pinned host memory "
-                                                "the GPU reads): the kernel reads each packet from the UMEM");
-      }
-      p.umem = static_cast<const std::byte*>(dev);
-      register_ring(rings.rx, "RX");
-      register_ring(rings.fill, "fill");
-    } else {
-      p.umem = rings.umem;
-    }
-    p.rx_producer = on_gpu(rings.rx.producer);
-    p.rx_consumer = on_gpu(rings.rx.consumer);
-    p.rx_entries = on_gpu(static_cast<const xdp_desc*>(rings.rx.entries));
+    if (gpu) use_device(cfg.gpu, who);
+    mem = std::make_unique<detail::XskSharedMemory>(gpu, who);
+    detail::XskSharedMemory& m = *mem;
+    p.umem = m.umem(rings.umem, "the kernel reads each packet from the UMEM");
+    m.register_ring(rings.rx, "RX");
+    m.register_ring(rings.fill, "fill");
+    p.rx_producer = m.on_driver(rings.rx.producer);
+    p.rx_consumer = m.on_driver(rings.rx.consumer);
+    p.rx_entries = m.on_driver(static_cast<const xdp_desc*>(rings.rx.entries));
     p.rx_mask = rings.rx.size - 1;
-    p.fill_producer = on_gpu(rings.fill.producer);
-    p.fill_entries = on_gpu(static_cast<uint64_t*>(rings.fill.entries));
+    p.fill_producer = m.on_driver(rings.fill.producer);
+    p.fill_entries = m.on_driver(static_cast<uint64_t*>(rings.fill.entries));
     p.fill_mask = rings.fill.size - 1;
     p.chunk = rings.chunk;
     p.seq_offset = cfg.seq_offset;
@@ -172,31 +128,27 @@ struct XskFrameReceiver::Impl {
     const uint32_t ring = std::bit_ceil(cfg.frame_buffers);
     p.ring_mask = ring - 1;
 
-    control = host_alloc<XskControl>(1, gpu, pinned, plain);
-    done = host_alloc<XskDoneEntry>(ring, gpu, pinned, plain);
-    free_ring = host_alloc<uint32_t>(ring, gpu, pinned, plain);
-    missing = host_alloc<uint64_t>(size_t{p.buffers} * p.words, gpu, pinned, plain);
-    p.control = on_gpu(control);
-    p.done = on_gpu(done);
-    p.free_ring = on_gpu(free_ring);
-    p.missing_out = on_gpu(missing);
+    control = m.alloc<XskControl>(1);
+    done = m.alloc<XskDoneEntry>(ring);
+    free_ring = m.alloc<uint32_t>(ring);
+    missing = m.alloc<uint64_t>(size_t{p.buffers} * p.words);
+    p.control = m.on_driver(control);
+    p.done = m.on_driver(done);
+    p.free_ring = m.on_driver(free_ring);
+    p.missing_out = m.on_driver(missing);
     const size_t frame_total = size_t{p.buffers} * p.frame_bytes;
     const size_t present_total = size_t{p.buffers} * p.words * sizeof(uint64_t);
     if (gpu) {
-      void* f = nullptr;
-      void* pr = nullptr;
-      check(cudaMalloc(&f, frame_total), who + ": cudaMalloc of " + std::to_string(frame_total) + " bytes of frames");
-      device.push_back(f);
-      check(cudaMalloc(&pr, present_total), who + ": cudaMalloc");
-      device.push_back(pr);
+      void* f = m.device_alloc(frame_total, "frames");
+      void* pr = m.device_alloc(present_total, "present bitmaps");
       check(cudaMemset(pr, 0, present_total), who + ": cudaMemset");
       frames = static_cast<std::byte*>(f);
       p.present = static_cast<uint64_t*>(pr);
       check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), who + ": cudaStreamCreate");
       check(cudaDeviceSynchronize(), who + ": cudaDeviceSynchronize");
     } else {
-      frames = host_alloc<std::byte>(frame_total, false, pinned, plain);
-      p.present = host_alloc<uint64_t>(size_t{p.buffers} * p.words, false, pinned, plain);
+      frames = m.alloc<std::byte>(frame_total);
+      p.present = m.alloc<uint64_t>(size_t{p.buffers} * p.words);
     }
     p.frames = frames;
   }

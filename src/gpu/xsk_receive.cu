@@ -1,87 +1,14 @@
 // The two ways of running the XSK frame receiver's loop (xsk_receive.cuh): one thread block
 // of a persistent kernel, or one CPU thread.
-#include <time.h>
-
 #include <memory>
 
 #include "gpu/cuda_check.h"
+#include "gpu/xsk_exec.cuh"
 #include "gpu/xsk_receive.cuh"
 #include "gpu/xsk_receive_launch.h"
 
 namespace netdaq::gpu::detail {
 namespace {
-
-constexpr unsigned kThreads = 256;
-
-// A thread block. Host versions exist only so that the shared template compiles for the host.
-struct GpuExec {
-  NDQ_HD uint32_t tid() const {
-#ifdef __CUDA_ARCH__
-    return threadIdx.x;
-#else
-    return 0;
-#endif
-  }
-  NDQ_HD uint32_t threads() const { return kThreads; }
-  NDQ_HD uint32_t warp() const { return tid() / 32; }
-  NDQ_HD uint32_t warps() const { return kThreads / 32; }
-  NDQ_HD uint32_t lane() const { return tid() & 31; }
-  NDQ_HD uint32_t lanes() const { return 32; }
-  NDQ_HD void sync() const {
-#ifdef __CUDA_ARCH__
-    __syncthreads();
-#endif
-  }
-  NDQ_HD void sync_warp() const {
-#ifdef __CUDA_ARCH__
-    __syncwarp();
-#endif
-  }
-  NDQ_HD void fence_system() const {
-#ifdef __CUDA_ARCH__
-    __threadfence_system();
-#endif
-  }
-  NDQ_HD uint64_t now_ns() const {
-    uint64_t t = 0;
-#ifdef __CUDA_ARCH__
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-#endif
-    return t;
-  }
-  NDQ_HD void idle() const {
-#ifdef __CUDA_ARCH__
-    __nanosleep(500);  // an empty ring: a poll every ~µs is enough, and leaves the bus alone
-#endif
-  }
-};
-
-// One CPU thread (device versions only so that the shared template compiles for the device).
-struct CpuExec {
-  NDQ_HD uint32_t tid() const { return 0; }
-  NDQ_HD uint32_t threads() const { return 1; }
-  NDQ_HD uint32_t warp() const { return 0; }
-  NDQ_HD uint32_t warps() const { return 1; }
-  NDQ_HD uint32_t lane() const { return 0; }
-  NDQ_HD uint32_t lanes() const { return 1; }
-  NDQ_HD void sync() const {}
-  NDQ_HD void sync_warp() const {}
-  NDQ_HD void fence_system() const { cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system); }
-  NDQ_HD uint64_t now_ns() const {
-#ifndef __CUDA_ARCH__
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-#else
-    return 0;
-#endif
-  }
-  NDQ_HD void idle() const {
-#ifndef __CUDA_ARCH__
-    __builtin_ia32_pause();
-#endif
-  }
-};
 
 __global__ void __launch_bounds__(kThreads) xsk_receive_kernel(XskParams p) {
   // Raw storage: __shared__ variables cannot have constructors; init() assigns it.

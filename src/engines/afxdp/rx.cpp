@@ -17,6 +17,7 @@
 
 #include "engines/afxdp/bpf/steer_abi.h"
 #include "engines/afxdp/ports.h"
+#include "engines/afxdp/shared_ring.h"
 
 namespace netdaq::detail::afxdp {
 
@@ -122,25 +123,6 @@ class AfxdpRx final : public RxPort {
   }
 
  private:
-  // A libxdp ring as the kernel maps it: indices, flags, entries and the pages that hold them.
-  template <class Ring>
-  static SharedRing shared_ring(Ring& ring, size_t entry_bytes) noexcept {
-    SharedRing r;
-    r.producer = ring.producer;
-    r.consumer = ring.consumer;
-    r.flags = ring.flags;
-    r.entries = ring.ring;
-    r.size = ring.size;
-    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    const uintptr_t lo = std::min({reinterpret_cast<uintptr_t>(ring.producer), reinterpret_cast<uintptr_t>(ring.consumer),
-                                   reinterpret_cast<uintptr_t>(ring.flags), reinterpret_cast<uintptr_t>(ring.ring)}) &
-                         ~(page - 1);
-    const uintptr_t hi = (reinterpret_cast<uintptr_t>(ring.ring) + ring.size * entry_bytes + page - 1) & ~(page - 1);
-    r.span = reinterpret_cast<void*>(lo);
-    r.span_bytes = hi - lo;
-    return r;
-  }
-
   // Hands free pool buffers to the kernel until the fill ring is full or the pool is empty.
   void refill() noexcept {
     xsk_ring_prod* fill = xsk_->fill();

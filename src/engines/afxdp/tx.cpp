@@ -14,6 +14,7 @@
 
 #include "core/log.h"
 #include "engines/afxdp/ports.h"
+#include "engines/afxdp/shared_ring.h"
 #include "util/errno_text.h"
 #include "util/rate_limited_log.h"
 
@@ -30,6 +31,7 @@ class AfxdpTx final : public TxPort {
   }
 
   ~AfxdpTx() override {
+    if (handed_over_) return;  // the rings and their buffers are someone else's
     // Let the kernel finish what was posted (bounded), so buffers come home.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
     while ((pending() || in_flight_) && std::chrono::steady_clock::now() < deadline) {
@@ -95,8 +97,47 @@ class AfxdpTx final : public TxPort {
     mirror_counter(seen_invalid_, s.tx_invalid_descs, *q_.counters, DropReason::tx_error);
   }
 
+  bool hand_over_rings(HandedOverTxRings& r, uint32_t payload_bytes, uint32_t buffers, std::string& why) override {
+    if (!headers_) {
+      why = "afxdp.tx_raw_frames is set: the queue writes no headers for the new producer to copy";
+      return false;
+    }
+    if (payload_bytes + head_ > pool_.buf_size()) {
+      why = "a payload of " + std::to_string(payload_bytes) + " bytes and " + std::to_string(head_) +
+            " bytes of headers do not fit a buffer of the queue's region (buf_size " + std::to_string(pool_.buf_size()) + ")";
+      return false;
+    }
+    reclaim();
+    if (pending() || in_flight_) {
+      why = "packets it sent are still in flight";
+      return false;
+    }
+    if (hot_n_) pool_.free_bulk(hot_.data(), hot_n_);
+    hot_n_ = 0;
+    std::vector<uint32_t> idx(std::min<uint32_t>(buffers, xsk_->tx()->size));
+    idx.resize(pool_.alloc_burst(idx.data(), static_cast<uint32_t>(idx.size())));
+    if (idx.empty()) {
+      why = "its pool has no free buffer";
+      return false;
+    }
+    q_.counters->pool_in_use.fetch_add(idx.size(), std::memory_order_relaxed);
+    for (uint32_t i : idx) r.buffers.push_back(static_cast<uint64_t>(pool_.address(i) - base_));
+    r.headers.resize(head_);
+    headers_->write(r.headers.data(), static_cast<uint16_t>(payload_bytes));
+    r.tx = shared_ring(*xsk_->tx(), sizeof(xdp_desc));
+    r.completion = shared_ring(*xsk_->comp(), sizeof(uint64_t));
+    r.umem = base_;
+    r.chunk = static_cast<uint32_t>(pool_.stride());
+    r.umem_bytes = size_t{pool_.capacity()} * pool_.stride();
+    r.fd = xsk_->fd();
+    r.need_wakeup = xsk_->need_wakeup();
+    r.zero_copy = xsk_->zero_copy();
+    handed_over_ = true;
+    return true;
+  }
+
   void add_details(QueueStats& s) const override {
-    s.mode = "afxdp " + xsk_->mode() + (headers_ ? "" : ", raw frames") +
+    s.mode = "afxdp " + xsk_->mode() + (headers_ ? "" : ", raw frames") + (handed_over_ ? ", rings handed over" : "") +
              (budget_ > 32 ? ", up to " + std::to_string(budget_) + " frames a send call" : "");
     const xdp_statistics x = xsk_->statistics();
     s.engine_counters = {{"tx_ring_full", ring_full_.load(std::memory_order_relaxed)},
@@ -181,6 +222,7 @@ class AfxdpTx final : public TxPort {
   BufferPool& pool_;
   std::byte* base_;
   uint64_t in_flight_ = 0;
+  bool handed_over_ = false;
   static constexpr uint32_t kHot = 512;  // 1 MiB of 2 KiB buffers: what L2 holds
   std::array<uint32_t, kHot> hot_{};      // completed buffers, the last on top (counted free)
   uint32_t hot_n_ = 0;

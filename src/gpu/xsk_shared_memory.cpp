@@ -1,0 +1,66 @@
+#include "gpu/xsk_shared_memory.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "gpu/cuda_check.h"
+
+namespace netdaq::gpu::detail {
+
+XskSharedMemory::~XskSharedMemory() {
+  for (void* p : registered_) (void)cudaHostUnregister(p);
+  for (void* p : device_) (void)cudaFree(p);
+  for (void* p : pinned_) (void)cudaFreeHost(p);
+}
+
+void* XskSharedMemory::alloc_bytes(size_t bytes) {
+  void* p = nullptr;
+  if (gpu_) {
+    check(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable), who_ + ": cudaHostAlloc");
+    pinned_.push_back(p);
+  } else {
+    plain_.push_back(std::make_unique<std::byte[]>(bytes + 64));
+    p = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(plain_.back().get()) + 63) & ~uintptr_t{63});
+  }
+  std::memset(p, 0, bytes);
+  return p;
+}
+
+void* XskSharedMemory::device_alloc(size_t bytes, const std::string& what) {
+  void* p = nullptr;
+  check(cudaMalloc(&p, bytes), who_ + ": cudaMalloc of " + std::to_string(bytes) + " bytes of " + what);
+  device_.push_back(p);
+  return p;
+}
+
+void XskSharedMemory::register_ring(const SharedRing& r, const char* what) {
+  if (!gpu_) return;
+  const cudaError_t e = cudaHostRegister(r.span, r.span_bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(Errc::unsupported, who_ + ": the " + what + " ring's mapping cannot be registered with CUDA: " + describe(e));
+  }
+  registered_.push_back(r.span);
+}
+
+std::byte* XskSharedMemory::umem(std::byte* host, const char* region_needs) {
+  if (!gpu_) return host;
+  void* dev = nullptr;
+  if (cudaHostGetDevicePointer(&dev, host, 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(Errc::invalid_config, who_ + ": the queue's memory region must be kind mapped (pinned host memory the "
+                                             "GPU reaches): " + region_needs);
+  }
+  return static_cast<std::byte*>(dev);
+}
+
+void* XskSharedMemory::device_pointer(void* host) {
+  if (!gpu_ || !host) return host;
+  void* dev = nullptr;
+  check(cudaHostGetDevicePointer(&dev, host, 0), who_ + ": cudaHostGetDevicePointer");
+  return dev;
+}
+
+}  // namespace netdaq::gpu::detail

@@ -1,0 +1,55 @@
+// The memory an XSK driver (xsk_receive.cuh, xsk_send.cuh) shares with its API thread and
+// with the kernel: control blocks and rings allocated here (mapped pinned host memory when
+// the driver is a GPU kernel, plain host memory for a CPU thread), the kernel's ring mappings
+// registered with CUDA, and every address as the driver sees it. Frees all of it when
+// destroyed.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "netdaq/shared_rings.h"
+
+namespace netdaq::gpu::detail {
+
+class XskSharedMemory {
+ public:
+  XskSharedMemory(bool gpu, std::string who) : gpu_(gpu), who_(std::move(who)) {}
+  ~XskSharedMemory();
+  XskSharedMemory(const XskSharedMemory&) = delete;
+  XskSharedMemory& operator=(const XskSharedMemory&) = delete;
+
+  // n zeroed values, 64-byte aligned, that both sides read and write. Throws Error.
+  template <class T>
+  T* alloc(size_t n) {
+    return static_cast<T*>(alloc_bytes(n * sizeof(T)));
+  }
+  // Device memory (GPU driver only). Throws Error naming `what`.
+  void* device_alloc(size_t bytes, const std::string& what);
+  // A ring's mapping registered with CUDA (GPU driver; nothing for a CPU thread). Throws
+  // Error (unsupported) when the driver refuses it.
+  void register_ring(const SharedRing& r, const char* what);
+  // The UMEM as the driver sees it: the region must be pinned host memory for the GPU.
+  // Throws Error (invalid_config) saying so.
+  std::byte* umem(std::byte* host, const char* region_needs);
+  // A host address inside registered or allocated memory, as the driver sees it.
+  template <class T>
+  T* on_driver(T* host) {
+    return static_cast<T*>(device_pointer(const_cast<std::remove_const_t<T>*>(host)));
+  }
+  bool gpu() const noexcept { return gpu_; }
+
+ private:
+  void* alloc_bytes(size_t bytes);
+  void* device_pointer(void* host);
+
+  bool gpu_;
+  std::string who_;
+  std::vector<void*> pinned_, registered_, device_;
+  std::vector<std::unique_ptr<std::byte[]>> plain_;
+};
+
+}  // namespace netdaq::gpu::detail
