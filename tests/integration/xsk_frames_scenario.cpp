@@ -58,15 +58,7 @@ struct Rig {
 
   Rig(NetnsLab& l, const XskScenario& s, uint32_t buffers) : lab(l), scenario(s) {
     port = free_port(SOCK_DGRAM);
-    AfxdpIface iface;
-    iface.dev = lab.a().veth;
-    iface.rx_queues = {0};
-    iface.flows = {udp_flow(1, 0, port)};
-    iface.num_bufs = 4096;
-    Config cfg = iface.build();
-    cfg.memory_regions[0].kind = s.region;
-    if (s.region == MemoryKind::mapped || s.region == MemoryKind::pinned) cfg.memory_regions[0].gpu = 0;
-    session = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(cfg); });
+    session = afxdp_port_session(lab, port, s.region);
     rx = std::make_unique<XskFrameReceiver>(*session, "x0", reorder(buffers), s.driver);
     tx = lab.run_in(lab.b().ns, [] { return Socket::udp(); });
   }
@@ -123,6 +115,18 @@ std::vector<std::byte> expected_frame(uint64_t fi, uint64_t missing_mask) {
 }
 
 }  // namespace
+
+std::unique_ptr<Session> afxdp_port_session(NetnsLab& lab, uint16_t port, MemoryKind region) {
+  AfxdpIface iface;
+  iface.dev = lab.a().veth;
+  iface.rx_queues = {0};
+  iface.flows = {udp_flow(1, 0, port)};
+  iface.num_bufs = 4096;
+  Config cfg = iface.build();
+  cfg.memory_regions[0].kind = region;
+  if (region == MemoryKind::mapped || region == MemoryKind::pinned) cfg.memory_regions[0].gpu = 0;
+  return lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(cfg); });
+}
 
 std::unique_ptr<Session> afxdp_rx_session(NetnsLab& lab, PollMode mode) {
   AfxdpIface iface;

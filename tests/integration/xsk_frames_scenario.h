@@ -24,6 +24,9 @@ struct XskScenario {
   std::function<std::vector<std::byte>(const netdaq::gpu::Frame&)> read_frame;
 };
 
+// A session in namespace A with afxdp interface "x0" on A's veth: rx queue 0 (direct) takes
+// UDP port `port`; its UMEM is a region of kind `region` (GPU 0 where that matters).
+std::unique_ptr<netdaq::Session> afxdp_port_session(NetnsLab& lab, uint16_t port, netdaq::MemoryKind region);
 // A session in namespace A with afxdp interface "x0" on A's veth: rx queue 0 in `mode`.
 std::unique_ptr<netdaq::Session> afxdp_rx_session(NetnsLab& lab, netdaq::PollMode mode = netdaq::PollMode::direct);
 

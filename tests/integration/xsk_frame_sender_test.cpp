@@ -1,0 +1,158 @@
+// TxQueue::hand_over_rings and the GPU-driven sender's loop run by a CPU thread
+// (XskFrameSender::Driver::cpu) on a real AF_XDP socket on a veth, received by the
+// GPU-driven receiver's CPU driver on the other end: the ring protocol, every byte and every
+// packet, in CI. The same scenarios with the GPU drivers: tests/gpu/xsk_gpu_send_test.cpp.
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+
+#include <cstring>
+
+#include "afxdp_util.h"
+#include "netdaq/gpu_xsk_send.h"
+#include "xsk_send_scenario.h"
+
+namespace ndqtest {
+namespace {
+
+using namespace netdaq;
+using gpu::XskFrameSender;
+
+XskSendScenario cpu_scenario() {
+  XskSendScenario s;
+  s.upload = [](const std::vector<std::byte>& b) -> std::shared_ptr<const void> {
+    auto copy = std::make_shared<std::vector<std::byte>>(b);
+    return {copy, copy->data()};
+  };
+  s.read_frame = [](const gpu::Frame& f) {
+    std::vector<std::byte> b(f.size_bytes());
+    std::memcpy(b.data(), f.data(), b.size());
+    return b;
+  };
+  return s;
+}
+
+#define NDQ_REQUIRE_GPU_BUILD() \
+  NDQ_REQUIRE(gpu::built_in(), "netdaq was built without CUDA: the xsk frame sender is part of the GPU data plane")
+
+TEST(XskFrameSender, CpuDriverSendsEveryFrameByteForByte) {
+  NDQ_REQUIRE_GPU_BUILD();
+  xsk_send_round_trip(cpu_scenario());
+}
+
+TEST(XskFrameSender, CpuDriverSessionAfterSessionOnOneVeth) {
+  NDQ_REQUIRE_GPU_BUILD();
+  xsk_send_session_after_session(cpu_scenario());
+}
+
+// A tx queue's session on B's veth sending to A; options as given.
+std::unique_ptr<Session> tx_session(NetnsLab& lab, AfxdpOptions opts = {}) {
+  AfxdpIface iface{.dev = lab.b().veth, .tx_queue = 0, .afxdp = opts};
+  if (!opts.tx_raw_frames) {  // raw frames: the application writes every header
+    iface.destination = "udp://" + lab.a().ip4 + ":9";
+    iface.dst_mac = lab.mac(lab.a());
+  }
+  return lab.run_in(lab.b().ns, [&] { return std::make_unique<Session>(iface.build()); });
+}
+
+template <class F>
+std::string refusal(F&& f, Errc want) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), want) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted";
+  return {};
+}
+
+TEST(TxRingHandover, GivesRingsBuffersAndHeadersOnceAndOnlyWhereTheKernelSharesThem) {
+  NDQ_REQUIRE_AFXDP();
+  // socket engine: no rings to give.
+  Config sc;
+  sc.memory_regions.push_back(MemoryRegionConfig{"m", MemoryKind::host, 2048, 4096});
+  InterfaceConfig si;
+  si.name = "s0";
+  si.engine = "socket";
+  si.address = "udp://127.0.0.1:0";
+  si.tx.destination = "udp://127.0.0.1:9";
+  QueueConfig q;
+  q.memory_regions = {"m"};
+  si.tx.queues.push_back(q);
+  sc.interfaces.push_back(si);
+  Session socket_session(sc);
+  EXPECT_NE(refusal([&] { socket_session.tx_queue("s0").hand_over_rings(1008, 64); }, Errc::unsupported)
+                .find("no rings shared with the kernel"),
+            std::string::npos);
+
+  NetnsLab lab;
+  // Raw frames: the queue has no headers for the new producer.
+  AfxdpOptions raw;
+  raw.tx_raw_frames = true;
+  auto rs = tx_session(lab, raw);
+  EXPECT_NE(refusal([&] { rs->tx_queue("x0").hand_over_rings(1008, 64); }, Errc::unsupported).find("tx_raw_frames"),
+            std::string::npos);
+  rs.reset();
+
+  auto s = tx_session(lab);
+  TxQueue& txq = s->tx_queue("x0");
+  // A payload that does not fit a buffer with the headers.
+  EXPECT_NE(refusal([&] { txq.hand_over_rings(2048, 64); }, Errc::unsupported).find("buf_size 2048"), std::string::npos);
+  const HandedOverTxRings r = txq.hand_over_rings(1008, 64);
+  EXPECT_EQ(r.buffers.size(), 64u);
+  for (uint64_t b : r.buffers) EXPECT_EQ(b % r.chunk, 0u);
+  EXPECT_EQ(r.chunk, 2048u);
+  EXPECT_NE(r.tx.producer, nullptr);
+  EXPECT_NE(r.completion.entries, nullptr);
+  EXPECT_GE(r.fd, 0);
+  // Ethernet to A's MAC, IPv4 with the payload's length and a valid checksum, UDP to port 9.
+  ASSERT_EQ(r.headers.size(), 42u);
+  const auto* h = reinterpret_cast<const uint8_t*>(r.headers.data());
+  EXPECT_EQ(h[12], 0x08);
+  EXPECT_EQ(h[13], 0x00);
+  EXPECT_EQ((h[16] << 8) | h[17], 20 + 8 + 1008);
+  uint32_t sum = 0;
+  for (int i = 0; i < 20; i += 2) sum += (h[14 + i] << 8) | h[15 + i];
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  EXPECT_EQ(sum, 0xffffu) << "IPv4 header checksum";
+  EXPECT_EQ((h[36] << 8) | h[37], 9);
+  EXPECT_EQ((h[38] << 8) | h[39], 8 + 1008);
+  // The queue hands out nothing more, and says so in its mode.
+  EXPECT_EQ(txq.allocate(4).size(), 0u);
+  EXPECT_NE(txq.stats().mode.find("rings handed over"), std::string::npos) << txq.stats().mode;
+  EXPECT_NE(refusal([&] { txq.hand_over_rings(1008, 64); }, Errc::invalid_config).find("handed over already"),
+            std::string::npos);
+}
+
+TEST(XskFrameSender, LayoutItCannotSendIsRefusedNamingTheFieldAndKeepsTheRings) {
+  NDQ_REQUIRE_GPU_BUILD();
+  NDQ_REQUIRE_AFXDP();
+  NetnsLab lab;
+  auto s = tx_session(lab);
+  gpu::XskSendLayout l;
+  l.payload_size = 64;
+  l.packets_per_frame = 4;
+  auto refused = [&](gpu::XskSendLayout c, const std::string& key) {
+    const std::string what =
+        refusal([&] { XskFrameSender tx(*s, "x0", 0, c, XskFrameSender::Driver::cpu); }, Errc::invalid_config);
+    EXPECT_NE(what.find(": " + key + ":"), std::string::npos) << what;
+  };
+  gpu::XskSendLayout c = l;
+  c.payload_size = 0;
+  refused(c, "payload_size");
+  c = l;
+  c.seq_bits = 24;
+  refused(c, "seq_bits");
+  c = l;
+  c.seq_offset = 6;  // bytes 6-9 run into the samples at 8
+  refused(c, "seq_offset");
+  c = l;
+  c.frames_in_flight = 0;
+  refused(c, "frames_in_flight");
+  // None of them took the queue's rings.
+  EXPECT_NO_THROW(XskFrameSender(*s, "x0", 0, l, XskFrameSender::Driver::cpu));
+}
+
+}  // namespace
+}  // namespace ndqtest
