@@ -4,18 +4,26 @@
 //   gpu        XskFrameReceiver, Driver::gpu: a persistent kernel owns the RX and fill rings
 //   cpu_loop   XskFrameReceiver, Driver::cpu: the same loop on a CPU thread (host frames)
 //   pipeline   the queue polled by a CPU thread, bursts into FramePipeline (launch persistent)
-// Each row: packets sent, placed, kernel drops, placed per second, and the CPU time of every
-// receiving thread (the application's thread, which takes frames every 200 µs, plus the
-// driver's thread for cpu_loop / the polling thread for pipeline) per placed packet.
+// Each row: packets sent, placed, kernel drops, placed per second, the CPU time of every
+// receiving thread (the application's thread, which takes frames every --poll-us, plus the
+// driver's thread for cpu_loop / the polling thread for pipeline) per placed packet, the
+// latency from the send of a frame's last packet to the application holding the frame (p50,
+// p99: complete frames; it includes the application's poll interval), and the GPU the
+// receiver holds (SMs with a resident block of it, of the device's).
 // Checks sent == taken + kernel drops and taken == placed + counted fates; exits 1 otherwise.
 // Sizes are UDP payloads within the veth's MTU of 1500 (a frame of several AF_XDP buffers is
 // counted malformed by the GPU-driven receiver: multi-buffer is not placed yet).
-//   netdaq_bench_xsk_gpu_receive [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline] [--json F]
+//   netdaq_bench_xsk_gpu_receive [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline]
+//                                [--poll-us 200,10000] [--json F]
+// --poll-us: the application's sleep between looks for frames (gpu and cpu_loop rows; one row
+// each): short for latency, long for the least CPU.
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <time.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -49,9 +57,36 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+constexpr uint32_t kPerFrame = 64;
+constexpr size_t kStamps = 4096;
+// When each frame's last packet was sent (ns, steady clock), by frame index % kStamps.
+std::array<std::atomic<uint64_t>, kStamps> last_sent{};
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+
+// Latency of frame `index` (complete frames only), into `out`.
+void record_latency(const gpu::FrameInfo& info, std::vector<double>& out) {
+  if (info.received != info.expected) return;
+  const uint64_t sent = last_sent[info.index % kStamps].load(std::memory_order_relaxed);
+  const uint64_t now = now_ns();
+  if (sent && now > sent && out.size() < out.capacity()) out.push_back(double(now - sent) * 1e-3);
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * double(v.size())))];
+}
+
 struct Row {
   std::string mode;
   uint32_t size = 0;
+  uint32_t poll_us = 0;
+  double p50_us = 0, p99_us = 0;
+  uint64_t latencies = 0;
+  int gpu_sms = 0, device_sms = 0;
   uint64_t sent = 0, taken = 0, placed = 0, kernel_drops = 0, other_fates = 0;
   double seconds = 0, cpu_s = 0;
   bool ok = false;
@@ -80,7 +115,12 @@ uint64_t flood(int fd, const std::string& ip, uint16_t port, uint32_t size, cons
       msgs[i].msg_hdr.msg_iovlen = 1;
     }
     const int n = sendmmsg(fd, msgs, kBatch, 0);
-    if (n > 0) seq += n;
+    if (n > 0) {
+      const uint64_t t = now_ns();
+      for (uint64_t s = seq; s < seq + uint64_t(n); ++s)
+        if (s % kPerFrame == kPerFrame - 1) last_sent[(s / kPerFrame) % kStamps].store(t, std::memory_order_relaxed);
+      seq += n;
+    }
   }
   return seq;
 }
@@ -91,18 +131,22 @@ ReorderConfig reorder(uint32_t size, LaunchMode launch) {
   r.seq_bits = 32;
   r.payload_offset = 8;
   r.payload_size = size - 8;
-  r.packets_per_frame = 64;
+  r.packets_per_frame = kPerFrame;
   r.max_open_frames = 4;
-  r.frame_buffers = 64;
+  r.frame_buffers = 256;  // 16,384 packets: a 10 ms poll interval at 1 Mpps
   r.launch = launch;
   return r;
 }
 
-Row run(const std::string& mode, uint32_t size, double seconds) {
+Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us) {
   ndqtest::NetnsLab lab;
   Row row;
   row.mode = mode;
   row.size = size;
+  row.poll_us = mode == "pipeline" ? 0 : poll_us;
+  for (auto& t : last_sent) t.store(0, std::memory_order_relaxed);
+  std::vector<double> lat;
+  lat.reserve(1 << 20);
   const uint16_t port = 47000;
   ndqtest::AfxdpIface iface;
   iface.dev = lab.a().veth;
@@ -129,7 +173,7 @@ Row run(const std::string& mode, uint32_t size, double seconds) {
     const double c0 = thread_cpu_s();
     while (Clock::now() - t0 < std::chrono::duration<double>(seconds)) {
       if (RxBurst b = q.poll(); b.size()) pipe.submit(std::move(b));
-      while (gpu::Frame f = pipe.next_frame()) {}
+      while (gpu::Frame f = pipe.next_frame()) record_latency(f.info(), lat);
     }
     stop = true;
     sender.join();
@@ -145,8 +189,8 @@ Row run(const std::string& mode, uint32_t size, double seconds) {
     gpu::XskFrameReceiver rx(*session, "x0", reorder(size, LaunchMode::persistent), driver);
     const double c0 = thread_cpu_s();
     while (Clock::now() - t0 < std::chrono::duration<double>(seconds)) {
-      while (gpu::Frame f = rx.next_frame()) {}
-      std::this_thread::sleep_for(std::chrono::microseconds(200));  // frames, not packets: no busy wait
+      while (gpu::Frame f = rx.next_frame()) record_latency(f.info(), lat);
+      std::this_thread::sleep_for(std::chrono::microseconds(poll_us));  // frames, not packets: no busy wait
     }
     stop = true;
     sender.join();
@@ -169,22 +213,33 @@ Row run(const std::string& mode, uint32_t size, double seconds) {
   row.kernel_drops = session->rx_queue("x0", 0).stats().total_drops();
   row.cpu_s = cpu;
   row.ok = row.sent == row.taken + row.kernel_drops && row.taken == row.placed + row.other_fates;
+  row.latencies = lat.size();
+  row.p50_us = percentile(lat, 0.50);
+  row.p99_us = percentile(lat, 0.99);
+  // The GPU it holds: one block of the receive loop; the pipeline's persistent kernel keeps a
+  // block resident on every SM.
+  if (mode != "cpu_loop") {
+    const auto devs = gpu::devices();
+    row.device_sms = devs.empty() ? 0 : devs[0].multiprocessors;
+    row.gpu_sms = mode == "gpu" ? 1 : row.device_sms;
+  }
   return row;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string sizes = "1024,1400", modes = "gpu,cpu_loop,pipeline", json;
+  std::string sizes = "1024,1400", modes = "gpu,cpu_loop,pipeline", polls = "200", json;
   double seconds = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--sizes") sizes = v;
     else if (k == "--seconds") seconds = std::stod(v);
     else if (k == "--modes") modes = v;
+    else if (k == "--poll-us") polls = v;
     else if (k == "--json") json = v;
     else {
-      std::fprintf(stderr, "usage: %s [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline] [--json F]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline] [--poll-us 200] [--json F]\n", argv[0]);
       return 2;
     }
   }
@@ -194,18 +249,21 @@ int main(int argc, char** argv) {
   }
   std::vector<Row> rows;
   bool ok = true;
-  std::printf("%-9s %6s %10s %10s %10s %8s %10s %12s %s\n", "mode", "size", "sent", "placed", "kern_drop", "other",
-              "Mpps", "cpu_ns/pkt", "check");
+  std::printf("%-9s %6s %7s %10s %10s %10s %8s %8s %12s %9s %9s %7s %s\n", "mode", "size", "poll_us", "sent", "placed",
+              "kern_drop", "other", "Mpps", "cpu_ns/pkt", "p50_us", "p99_us", "SMs", "check");
   for (const std::string& size : split(sizes))
-    for (const std::string& mode : split(modes)) {
-      Row r = run(mode, static_cast<uint32_t>(std::stoul(size)), seconds);
-      ok = ok && r.ok && r.placed > 0;
-      std::printf("%-9s %6u %10llu %10llu %10llu %8llu %10.3f %12.2f %s\n", r.mode.c_str(), r.size,
-                  (unsigned long long)r.sent, (unsigned long long)r.placed, (unsigned long long)r.kernel_drops,
-                  (unsigned long long)r.other_fates, r.placed / r.seconds / 1e6, r.cpu_s * 1e9 / double(r.placed ? r.placed : 1),
-                  r.ok ? "ok" : "ACCOUNTING MISMATCH");
-      rows.push_back(r);
-    }
+    for (const std::string& mode : split(modes))
+      for (const std::string& poll : split(polls)) {
+        if (mode == "pipeline" && poll != split(polls)[0]) continue;  // it polls the queue without pause
+        Row r = run(mode, static_cast<uint32_t>(std::stoul(size)), seconds, static_cast<uint32_t>(std::stoul(poll)));
+        ok = ok && r.ok && r.placed > 0;
+        std::printf("%-9s %6u %7u %10llu %10llu %10llu %8llu %8.3f %12.2f %9.1f %9.1f %3d/%-3d %s\n", r.mode.c_str(), r.size,
+                    r.poll_us, (unsigned long long)r.sent, (unsigned long long)r.placed, (unsigned long long)r.kernel_drops,
+                    (unsigned long long)r.other_fates, r.placed / r.seconds / 1e6,
+                    r.cpu_s * 1e9 / double(r.placed ? r.placed : 1), r.p50_us, r.p99_us, r.gpu_sms, r.device_sms,
+                    r.ok ? "ok" : "ACCOUNTING MISMATCH");
+        rows.push_back(r);
+      }
   if (!json.empty()) {
     std::ofstream o(json);
     o << "{\"bench\": \"xsk_gpu_receive\", \"rows\": [";
@@ -215,6 +273,8 @@ int main(int argc, char** argv) {
         << ", \"taken\": " << r.taken << ", \"placed\": " << r.placed << ", \"kernel_drops\": " << r.kernel_drops
         << ", \"other_fates\": " << r.other_fates << ", \"seconds\": " << r.seconds << ", \"placed_mpps\": "
         << r.placed / r.seconds / 1e6 << ", \"cpu_ns_per_packet\": " << r.cpu_s * 1e9 / double(r.placed ? r.placed : 1)
+        << ", \"poll_us\": " << r.poll_us << ", \"latency_p50_us\": " << r.p50_us << ", \"latency_p99_us\": " << r.p99_us
+        << ", \"latency_frames\": " << r.latencies << ", \"gpu_sms\": " << r.gpu_sms << ", \"device_sms\": " << r.device_sms
         << ", \"accounting_ok\": " << (r.ok ? "true" : "false") << "}";
     }
     o << "]}\n";

@@ -6,7 +6,8 @@
 # tool's carry): header-only CLI11 and nlohmann-json in .carry/include, and libpcap, rdma-core
 # and DPDK as below. scripts/make-carry.sh makes .carry/ from this Debian 12 machine's packages.
 #   scripts/gpu-check.sh gpu-filter PATTERN: only netdaq_gpu_tests, only the tests PATTERN names
-#   (--gtest_filter), e.g. while a new GPU feature is brought up
+#   (--gtest_filter), e.g. while a new GPU feature is brought up (XSK_BENCH=1: and the
+#   GPU-driven AF_XDP benchmarks)
 #   scripts/gpu-check.sh [tests|bench|fleet|all]   (default all; fleet: only what the fleet's
 #   tests need is built, then the GPU fleet test and ctest -R fleet run)
 set -uo pipefail
@@ -84,10 +85,11 @@ targets=(netdaq netdaq_gpu_tests netdaq_unit_tests netdaq_cli netdaq_cli_tests n
 fleet=0
 grep -q "fleet: UCX" "$out/logs/configure.log" && { fleet=1; targets+=(netdaq_fleet_tests); }
 for b in bench/gpu/*.cu; do targets+=("netdaq_$(basename "$b" .cu)"); done
-targets+=(netdaq_bench_xsk_gpu_receive)  # GPU-driven receive vs the CPU-driven paths (bench/xsk_gpu_receive.cpp)
+# GPU-driven receive and send vs the CPU-driven paths (bench/xsk_gpu_receive.cpp, xsk_gpu_send.cpp)
+targets+=(netdaq_bench_xsk_gpu_receive netdaq_bench_xsk_gpu_send)
 # fleet: only what the fleet's tests run (the CLI's ingest / build and the two test binaries).
 if [ "$what" = fleet ]; then targets=(netdaq_cli netdaq_gpu_tests); [ $fleet = 1 ] && targets+=(netdaq_fleet_tests); fi
-[ "$what" = gpu-filter ] && targets=(netdaq_gpu_tests netdaq_cli netdaq_bench_xsk_gpu_receive)
+[ "$what" = gpu-filter ] && targets=(netdaq_gpu_tests netdaq_cli netdaq_bench_xsk_gpu_receive netdaq_bench_xsk_gpu_send)
 cmake --build build-gpu -j"$(nproc)" --target "${targets[@]}" > "$out/logs/build.log" 2>&1 \
   || { grep -E "error|Error" -A3 "$out/logs/build.log" | head -60; exit 1; }
 echo "built: ${targets[*]}"
@@ -141,11 +143,25 @@ fleet_tests() {
   ctest --test-dir build-gpu -R fleet -L unit --output-on-failure > "$out/logs/fleet_ctest.log" 2>&1 || rc=1
   grep -E "tests passed|tests failed|\*\*\*Failed|\*\*\*Skipped|Not Run|Total Test time|Failure" "$out/logs/fleet_ctest.log" | head -30
 }
+# GPU-driven AF_XDP receive and send against the CPU-driven paths, one veth (issue 35).
+xsk_benches() {
+  echo "== bench xsk_gpu_receive (GPU-driven afxdp receive vs the CPU loop and the CPU-polled pipeline, veth)"
+  timeout 300 build-gpu/bench/netdaq_bench_xsk_gpu_receive --poll-us 200,10000 --json "$out/xsk_gpu_receive.json" \
+    > "$out/logs/xsk_gpu_receive.log" 2>&1 || { echo "FAILED: bench xsk_gpu_receive (exit $?)"; rc=1; }
+  cat "$out/logs/xsk_gpu_receive.log"
+  echo "== bench xsk_gpu_send (GPU-driven afxdp send vs the CPU loop and netdaq's CPU afxdp sender, veth)"
+  timeout 240 build-gpu/bench/netdaq_bench_xsk_gpu_send --json "$out/xsk_gpu_send.json" \
+    > "$out/logs/xsk_gpu_send.log" 2>&1 || { echo "FAILED: bench xsk_gpu_send (exit $?)"; rc=1; }
+  cat "$out/logs/xsk_gpu_send.log"
+}
 rc=0
 if [ "$what" != bench ]; then
   if [ "$what" = gpu-filter ]; then
     echo "== GPU tests matching ${2:?gpu-filter needs a gtest filter}"
+    export CUDA_MODULE_LOADING=EAGER
     gtest_run gpu_tests_filtered build-gpu/tests/gpu/netdaq_gpu_tests --gtest_filter="$2"
+    # XSK_BENCH=1: the GPU-driven AF_XDP benchmarks too.
+    [ -n "${XSK_BENCH:-}" ] && xsk_benches
     [ $rc = 0 ] && echo "gpu-check gpu-filter: passed" || echo "gpu-check gpu-filter: FAILED"
     exit $rc
   fi
@@ -216,10 +232,7 @@ if [ "$what" != tests ]; then
       || { echo "FAILED: bench $name (exit $?)"; rc=1; }
     tail -40 "$out/logs/$name.log"
   done
-  echo "== bench xsk_gpu_receive (GPU-driven afxdp receive vs the CPU loop and the CPU-polled pipeline, veth)"
-  timeout 240 build-gpu/bench/netdaq_bench_xsk_gpu_receive --json "$out/xsk_gpu_receive.json" \
-    > "$out/logs/xsk_gpu_receive.log" 2>&1 || { echo "FAILED: bench xsk_gpu_receive (exit $?)"; rc=1; }
-  cat "$out/logs/xsk_gpu_receive.log"
+  xsk_benches
   echo "== bench python_vs_cpp (Python receive loop vs netdaq bench --rx-only, loopback)"
   PYTHONPATH=$PWD/build-gpu/python timeout 300 python3 bench/python_vs_cpp.py --netdaq build-gpu/tools/netdaq/netdaq \
     --json "$out/python_vs_cpp.json" > "$out/logs/python_vs_cpp.log" 2>&1 || { echo "FAILED: bench python_vs_cpp"; rc=1; }
