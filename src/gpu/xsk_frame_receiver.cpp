@@ -141,11 +141,12 @@ struct XskFrameReceiver::Impl {
     if (gpu) {
       void* f = m.device_alloc(frame_total, "frames");
       void* pr = m.device_alloc(present_total, "present bitmaps");
-      check(cudaMemset(pr, 0, present_total), who + ": cudaMemset");
       frames = static_cast<std::byte*>(f);
       p.present = static_cast<uint64_t*>(pr);
+      // Ordered before the kernel by its stream: no device-wide synchronisation, which would
+      // wait forever for another persistent kernel (a sender's) that is running.
       check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), who + ": cudaStreamCreate");
-      check(cudaDeviceSynchronize(), who + ": cudaDeviceSynchronize");
+      check(cudaMemsetAsync(pr, 0, present_total, stream), who + ": cudaMemsetAsync");
     } else {
       frames = m.alloc<std::byte>(frame_total);
       p.present = m.alloc<uint64_t>(size_t{p.buffers} * p.words);

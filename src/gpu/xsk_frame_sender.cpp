@@ -134,10 +134,9 @@ struct XskFrameSender::Impl {
     control = m.alloc<XskSendControl>(1);
     p.queue = m.on_driver(queue);
     p.control = m.on_driver(control);
-    if (gpu) {
-      check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), who + ": cudaStreamCreate");
-      check(cudaDeviceSynchronize(), who + ": cudaDeviceSynchronize");
-    }
+    // No device-wide synchronisation here or later: another persistent kernel (a receiver's)
+    // may be running and never ends.
+    if (gpu) check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), who + ": cudaStreamCreate");
   }
 
   void start() {
