@@ -14,7 +14,7 @@
 // Sizes are UDP payloads within the veth's MTU of 1500 (a frame of several AF_XDP buffers is
 // counted malformed by the GPU-driven receiver: multi-buffer is not placed yet).
 //   netdaq_bench_xsk_gpu_receive [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline]
-//                                [--poll-us 200,10000] [--json F]
+//                                [--poll-us 200,10000] [--frame-packets 64] [--json F]
 // --poll-us: the application's sleep between looks for frames (gpu and cpu_loop rows; one row
 // each): short for latency, long for the least CPU.
 #include <arpa/inet.h>
@@ -57,7 +57,7 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-constexpr uint32_t kPerFrame = 64;
+uint32_t per_frame = 64;  // --frame-packets
 constexpr size_t kStamps = 4096;
 // When each frame's last packet was sent (ns, steady clock), by frame index % kStamps.
 std::array<std::atomic<uint64_t>, kStamps> last_sent{};
@@ -83,7 +83,7 @@ double percentile(std::vector<double> v, double p) {
 struct Row {
   std::string mode;
   uint32_t size = 0;
-  uint32_t poll_us = 0;
+  uint32_t poll_us = 0, frame_packets = 0;
   double p50_us = 0, p99_us = 0;
   uint64_t latencies = 0;
   int gpu_sms = 0, device_sms = 0;
@@ -118,7 +118,7 @@ uint64_t flood(int fd, const std::string& ip, uint16_t port, uint32_t size, cons
     if (n > 0) {
       const uint64_t t = now_ns();
       for (uint64_t s = seq; s < seq + uint64_t(n); ++s)
-        if (s % kPerFrame == kPerFrame - 1) last_sent[(s / kPerFrame) % kStamps].store(t, std::memory_order_relaxed);
+        if (s % per_frame == per_frame - 1) last_sent[(s / per_frame) % kStamps].store(t, std::memory_order_relaxed);
       seq += n;
     }
   }
@@ -131,7 +131,7 @@ ReorderConfig reorder(uint32_t size, LaunchMode launch) {
   r.seq_bits = 32;
   r.payload_offset = 8;
   r.payload_size = size - 8;
-  r.packets_per_frame = kPerFrame;
+  r.packets_per_frame = per_frame;
   r.max_open_frames = 4;
   r.frame_buffers = 256;  // 16,384 packets: a 10 ms poll interval at 1 Mpps
   r.launch = launch;
@@ -144,6 +144,7 @@ Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us
   row.mode = mode;
   row.size = size;
   row.poll_us = mode == "pipeline" ? 0 : poll_us;
+  row.frame_packets = per_frame;
   for (auto& t : last_sent) t.store(0, std::memory_order_relaxed);
   std::vector<double> lat;
   lat.reserve(1 << 20);
@@ -237,9 +238,10 @@ int main(int argc, char** argv) {
     else if (k == "--seconds") seconds = std::stod(v);
     else if (k == "--modes") modes = v;
     else if (k == "--poll-us") polls = v;
+    else if (k == "--frame-packets") per_frame = static_cast<uint32_t>(std::stoul(v));
     else if (k == "--json") json = v;
     else {
-      std::fprintf(stderr, "usage: %s [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline] [--poll-us 200] [--json F]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline] [--poll-us 200] [--frame-packets 64] [--json F]\n", argv[0]);
       return 2;
     }
   }
@@ -273,7 +275,7 @@ int main(int argc, char** argv) {
         << ", \"taken\": " << r.taken << ", \"placed\": " << r.placed << ", \"kernel_drops\": " << r.kernel_drops
         << ", \"other_fates\": " << r.other_fates << ", \"seconds\": " << r.seconds << ", \"placed_mpps\": "
         << r.placed / r.seconds / 1e6 << ", \"cpu_ns_per_packet\": " << r.cpu_s * 1e9 / double(r.placed ? r.placed : 1)
-        << ", \"poll_us\": " << r.poll_us << ", \"latency_p50_us\": " << r.p50_us << ", \"latency_p99_us\": " << r.p99_us
+        << ", \"poll_us\": " << r.poll_us << ", \"frame_packets\": " << r.frame_packets << ", \"latency_p50_us\": " << r.p50_us << ", \"latency_p99_us\": " << r.p99_us
         << ", \"latency_frames\": " << r.latencies << ", \"gpu_sms\": " << r.gpu_sms << ", \"device_sms\": " << r.device_sms
         << ", \"accounting_ok\": " << (r.ok ? "true" : "false") << "}";
     }

@@ -149,6 +149,11 @@ xsk_benches() {
   timeout 300 build-gpu/bench/netdaq_bench_xsk_gpu_receive --poll-us 200,10000 --json "$out/xsk_gpu_receive.json" \
     > "$out/logs/xsk_gpu_receive.log" 2>&1 || { echo "FAILED: bench xsk_gpu_receive (exit $?)"; rc=1; }
   cat "$out/logs/xsk_gpu_receive.log"
+  echo "== bench xsk_gpu_receive, frames of 256 packets (the CPU's share: per frame handed over, not per packet)"
+  timeout 60 build-gpu/bench/netdaq_bench_xsk_gpu_receive --modes gpu --sizes 1400 --poll-us 200,10000 --frame-packets 256 \
+    --json "$out/xsk_gpu_receive_256.json" > "$out/logs/xsk_gpu_receive_256.log" 2>&1 \
+    || { echo "FAILED: bench xsk_gpu_receive 256 (exit $?)"; rc=1; }
+  cat "$out/logs/xsk_gpu_receive_256.log"
   echo "== bench xsk_gpu_send (GPU-driven afxdp send vs the CPU loop and netdaq's CPU afxdp sender, veth)"
   timeout 240 build-gpu/bench/netdaq_bench_xsk_gpu_send --json "$out/xsk_gpu_send.json" \
     > "$out/logs/xsk_gpu_send.log" 2>&1 || { echo "FAILED: bench xsk_gpu_send (exit $?)"; rc=1; }
