@@ -2,7 +2,8 @@
 // with the kernel: control blocks and rings allocated here (mapped pinned host memory when
 // the driver is a GPU kernel, plain host memory for a CPU thread), the kernel's ring mappings
 // registered with CUDA, and every address as the driver sees it. Frees all of it when
-// destroyed.
+// destroyed (GPU drivers': once no other GPU driver's memory is alive, since freeing waits
+// for the device and another driver's kernel never ends).
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,7 @@ namespace netdaq::gpu::detail {
 
 class XskSharedMemory {
  public:
-  XskSharedMemory(bool gpu, std::string who) : gpu_(gpu), who_(std::move(who)) {}
+  XskSharedMemory(bool gpu, std::string who);
   ~XskSharedMemory();
   XskSharedMemory(const XskSharedMemory&) = delete;
   XskSharedMemory& operator=(const XskSharedMemory&) = delete;

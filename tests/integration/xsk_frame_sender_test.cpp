@@ -45,6 +45,11 @@ TEST(XskFrameSender, CpuDriverSessionAfterSessionOnOneVeth) {
   xsk_send_session_after_session(cpu_scenario());
 }
 
+TEST(XskFrameSender, CpuDriverReplacedWhileTheReceiverRuns) {
+  NDQ_REQUIRE_GPU_BUILD();
+  xsk_sender_replaced_while_receiving(cpu_scenario());
+}
+
 // A tx queue's session on B's veth sending to A; options as given.
 std::unique_ptr<Session> tx_session(NetnsLab& lab, AfxdpOptions opts = {}) {
   AfxdpIface iface{.dev = lab.b().veth, .tx_queue = 0, .afxdp = opts};

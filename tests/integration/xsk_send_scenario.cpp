@@ -57,6 +57,13 @@ struct SendRig {
   SendRig(NetnsLab& l, const XskSendScenario& sc) : lab(l), s(sc) {
     rx_session = afxdp_port_session(lab, port, s.receiver_region);
     rx = std::make_unique<XskFrameReceiver>(*rx_session, "x0", reorder(), s.receiver);
+    start_sender();
+  }
+
+  // A session on B's veth and a sender on its tx queue (the last ones destroyed first).
+  void start_sender() {
+    tx.reset();
+    tx_session.reset();
     AfxdpIface iface{.dev = lab.b().veth, .tx_queue = 0,
                      .destination = "udp://" + lab.a().ip4 + ":" + std::to_string(port), .dst_mac = lab.mac(lab.a())};
     Config cfg = iface.build();
@@ -151,6 +158,24 @@ void xsk_send_session_after_session(const XskSendScenario& s) {
       for (uint64_t i = 0; i < 4; ++i) EXPECT_TRUE(rig.got[i] == frame_bytes(i, round)) << "round " << round;
       EXPECT_EQ(rig.tx->stats().packets_completed, 4u * kPerFrame);
     }
+  }
+}
+
+void xsk_sender_replaced_while_receiving(const XskSendScenario& s) {
+  NDQ_REQUIRE_AFXDP();
+  NetnsLab lab;
+  SendRig rig(lab, s);
+  rig.send(0, 8, 0);
+  rig.tx->stop();
+  for (int k = 0; k < 2; ++k) {
+    rig.start_sender();  // the old one destroyed while the receiver runs
+    rig.send(8 + 8 * k, 8, 0);
+  }
+  rig.finish(24 * kPerFrame);
+  ASSERT_EQ(rig.infos.size(), 24u);
+  for (uint64_t i = 0; i < 24; ++i) {
+    EXPECT_EQ(rig.infos[i].index, i);
+    EXPECT_TRUE(rig.got[i] == frame_bytes(i, 0)) << "frame " << i;
   }
 }
 

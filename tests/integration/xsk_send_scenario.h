@@ -34,5 +34,9 @@ void xsk_send_round_trip(const XskSendScenario& s);
 // Three sender sessions one after another on the same veth (stopped, or only destroyed):
 // each one's frames arrive.
 void xsk_send_session_after_session(const XskSendScenario& s);
+// One receiver; a sender sends 8 frames and is destroyed, twice replaced by a new session's
+// sender while the receiver runs (a GPU receiver's kernel never stops meanwhile): 24 frames in
+// order, byte-identical.
+void xsk_sender_replaced_while_receiving(const XskSendScenario& s);
 
 }  // namespace ndqtest
