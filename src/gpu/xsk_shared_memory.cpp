@@ -16,7 +16,8 @@ namespace {
 // persistent kernel runs (a receiver's, when a sender goes first) it would wait forever.
 // Memory of GPU drivers is freed when the last of them goes; until then it waits here. (The
 // rings' registrations go at once: the socket unmaps them next, and a new socket may map
-// its rings at the same addresses.)
+// its rings at the same addresses.) Not enough yet: on the H200, destroying a GPU sender
+// while a GPU receiver's kernel ran still hung (docs/gpu-afxdp.md, limits).
 struct Graveyard {
   std::mutex mutex;
   int live = 0;  // GPU drivers' memories not yet destroyed

@@ -78,12 +78,5 @@ TEST(XskGpuSend, UmemTheGpuCannotWriteIsRefusedBeforeTheRingsAreTaken) {
   EXPECT_NO_THROW(session->tx_queue("x0").hand_over_rings(72, 16));  // still the queue's
 }
 
-// Last in this file: were freeing a sender's memory to wait for the device, the receiver's
-// kernel (which never ends) would hang it.
-TEST(XskGpuSend, GpuSenderReplacedWhileAGpuReceiverRuns) {
-  NDQ_REQUIRE_GPU();
-  xsk_sender_replaced_while_receiving(gpu_sender(XskFrameReceiver::Driver::gpu));
-}
-
 }  // namespace
 }  // namespace ndqtest
