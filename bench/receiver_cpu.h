@@ -1,5 +1,5 @@
 // What the receiver benchmarks that time drains of a preloaded queue share (bench/roce_sw.cpp,
-// bench/st2110.cpp): clocks, and a namespace's UDP counters for the kernel-socket receivers.
+// bench/st2110.cpp; the xsk_gpu_* benchmarks: clocks and lists): clocks, and a namespace's UDP counters for the kernel-socket receivers.
 #pragma once
 
 #include <time.h>
@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace ndqbench {
 
@@ -23,6 +24,15 @@ inline uint64_t clock_ns(clockid_t id) {
 inline uint64_t mono_ns() { return clock_ns(CLOCK_MONOTONIC); }
 // The calling thread's CPU time, user and system: a receiver's syscalls count.
 inline uint64_t thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+inline double cpu_seconds(clockid_t id) { return double(clock_ns(id)) * 1e-9; }
+
+// "a,b,c" -> {"a", "b", "c"}: the benchmarks' list options.
+inline std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');) out.push_back(x);
+  return out;
+}
 
 // The Udp: line of a network namespace's snmp file (/proc/thread-self/net/snmp from a thread
 // inside it, /proc/PID/net/snmp for a process's).

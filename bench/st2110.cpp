@@ -709,14 +709,6 @@ int run(const Options& o) {
   return o.enforce && !targets_ok ? 5 : 0;
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  std::string x;
-  while (std::getline(ss, x, ',')) v.push_back(x);
-  return v;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -724,7 +716,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has = i + 1 < argc;
-    if (a == "--formats" && has) o.formats = split(argv[++i]);
+    if (a == "--formats" && has) o.formats = ndqbench::split_commas(argv[++i]);
     else if (a == "--rounds" && has) o.rounds = uint32_t(std::stoul(argv[++i]));
     else if (a == "--packets" && has) o.packets = uint32_t(std::stoul(argv[++i]));
     else if (a == "--payload" && has) o.payload = uint32_t(std::stoul(argv[++i]));

@@ -38,24 +38,15 @@
 #include "netdaq/gpu_xsk.h"
 #include "netdaq/netdaq.h"
 #include "netns_lab.h"
+#include "receiver_cpu.h"
 
 using namespace netdaq;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double thread_cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ',');) out.push_back(x);
-  return out;
-}
+double thread_cpu_s() { return ndqbench::cpu_seconds(CLOCK_THREAD_CPUTIME_ID); }
+using ndqbench::split_commas;
 
 uint32_t per_frame = 64;  // --frame-packets
 constexpr size_t kStamps = 4096;
@@ -253,10 +244,10 @@ int main(int argc, char** argv) {
   bool ok = true;
   std::printf("%-9s %6s %7s %10s %10s %10s %8s %8s %12s %9s %9s %7s %s\n", "mode", "size", "poll_us", "sent", "placed",
               "kern_drop", "other", "Mpps", "cpu_ns/pkt", "p50_us", "p99_us", "SMs", "check");
-  for (const std::string& size : split(sizes))
-    for (const std::string& mode : split(modes))
-      for (const std::string& poll : split(polls)) {
-        if (mode == "pipeline" && poll != split(polls)[0]) continue;  // it polls the queue without pause
+  for (const std::string& size : split_commas(sizes))
+    for (const std::string& mode : split_commas(modes))
+      for (const std::string& poll : split_commas(polls)) {
+        if (mode == "pipeline" && poll != split_commas(polls)[0]) continue;  // it polls the queue without pause
         Row r = run(mode, static_cast<uint32_t>(std::stoul(size)), seconds, static_cast<uint32_t>(std::stoul(poll)));
         ok = ok && r.ok && r.placed > 0;
         std::printf("%-9s %6u %7u %10llu %10llu %10llu %8llu %8.3f %12.2f %9.1f %9.1f %3d/%-3d %s\n", r.mode.c_str(), r.size,

@@ -34,6 +34,7 @@
 #include "netdaq/gpu_xsk_send.h"
 #include "netdaq/netdaq.h"
 #include "netns_lab.h"
+#include "receiver_cpu.h"
 
 using namespace netdaq;
 using Clock = std::chrono::steady_clock;
@@ -44,18 +45,8 @@ constexpr uint32_t kPerFrame = 64;
 constexpr uint32_t kFrames = 64;  // frame buffers the application cycles through
 constexpr uint16_t kPort = 47010;
 
-double cpu_s(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ',');) out.push_back(x);
-  return out;
-}
+using ndqbench::cpu_seconds;
+using ndqbench::split_commas;
 
 // B's veth's transmit drops (a full peer ring): `ip -s -j link`.
 uint64_t veth_tx_dropped(const ndqtest::NetnsLab& lab) {
@@ -109,11 +100,11 @@ Row run(const std::string& mode, uint32_t size, double seconds) {
   double peer_cpu = 0;
   std::thread peer_thread([&] {
     RxQueue& q = rx_session->rx_queue("x0", 0);
-    const double c0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+    const double c0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
     uint64_t n = 0;
     while (!peer_stop.load(std::memory_order_relaxed)) n += q.poll().size();
     received = n;
-    peer_cpu = cpu_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+    peer_cpu = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
   });
 
   ndqtest::AfxdpIface sender;
@@ -134,7 +125,7 @@ Row run(const std::string& mode, uint32_t size, double seconds) {
   const uint64_t veth0 = veth_tx_dropped(lab);
 
   const auto t0 = Clock::now();
-  const double p0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
+  const double p0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
   const auto running = [&] { return Clock::now() - t0 < std::chrono::duration<double>(seconds); };
   if (mode == "afxdp") {
     TxQueue& q = tx_session->tx_queue("x0", 0);
@@ -192,7 +183,7 @@ Row run(const std::string& mode, uint32_t size, double seconds) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the peer takes the last packets
   peer_stop = true;
   peer_thread.join();
-  row.cpu_s = cpu_s(CLOCK_PROCESS_CPUTIME_ID) - p0 - peer_cpu;
+  row.cpu_s = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - p0 - peer_cpu;
   row.received = received;
   row.peer_drops = rx_session->rx_queue("x0", 0).stats().total_drops();
   row.veth_drops = veth_tx_dropped(lab) - veth0;
@@ -225,8 +216,8 @@ int main(int argc, char** argv) {
   bool ok = true;
   std::printf("%-9s %6s %10s %10s %9s %9s %8s %10s %12s %s\n", "mode", "size", "posted", "received", "peer_drop",
               "veth_drop", "refused", "Mpps", "cpu_ns/pkt", "check");
-  for (const std::string& size : split(sizes))
-    for (const std::string& mode : split(modes)) {
+  for (const std::string& size : split_commas(sizes))
+    for (const std::string& mode : split_commas(modes)) {
       Row r = run(mode, static_cast<uint32_t>(std::stoul(size)), seconds);
       ok = ok && r.ok && r.received > 0;
       std::printf("%-9s %6u %10llu %10llu %9llu %9llu %8llu %10.3f %12.2f %s\n", r.mode.c_str(), r.size,

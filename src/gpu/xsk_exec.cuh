@@ -88,4 +88,22 @@ struct CpuExec {
   }
 };
 
+// Ring indices and flags shared with the kernel or the API thread: system-scope acquire loads
+// and release stores, as the kernel's smp_load_acquire / smp_store_release expect.
+NDQ_HD uint32_t xsk_load_acquire(const uint32_t* a) {
+  return cuda::atomic_ref<uint32_t, cuda::thread_scope_system>(*const_cast<uint32_t*>(a)).load(cuda::memory_order_acquire);
+}
+NDQ_HD void xsk_store_release(uint32_t* a, uint32_t v) {
+  cuda::atomic_ref<uint32_t, cuda::thread_scope_system>(*a).store(v, cuda::memory_order_release);
+}
+
+// A driver's counters (a struct of uint64_t) into the copy the API thread reads at any time.
+template <class Counters>
+NDQ_HD void publish_xsk_counters(const Counters& from, Counters& to) {
+  using AtomicU64 = cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>;
+  const auto* f = reinterpret_cast<const uint64_t*>(&from);
+  auto* t = reinterpret_cast<unsigned long long*>(&to);
+  for (uint32_t i = 0; i < sizeof(Counters) / sizeof(uint64_t); ++i) AtomicU64(t[i]).store(f[i], cuda::memory_order_relaxed);
+}
+
 }  // namespace netdaq::gpu::detail

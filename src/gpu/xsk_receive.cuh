@@ -23,6 +23,7 @@
 #include "gpu/host/sequence_unwrap.h"
 #include "gpu/place_device.cuh"
 #include "net/frame_headers.h"
+#include "gpu/xsk_exec.cuh"
 #include "gpu/xsk_receive_shared.h"
 
 namespace netdaq::gpu::detail {
@@ -85,10 +86,8 @@ struct XskDriver {
   XskState& s;
   Exec& x;
 
-  using AtomicU32 = cuda::atomic_ref<uint32_t, cuda::thread_scope_system>;
-
-  NDQ_HD uint32_t load_acquire(uint32_t* a) { return AtomicU32(*a).load(cuda::memory_order_acquire); }
-  NDQ_HD void store_release(uint32_t* a, uint32_t v) { AtomicU32(*a).store(v, cuda::memory_order_release); }
+  NDQ_HD uint32_t load_acquire(const uint32_t* a) { return xsk_load_acquire(a); }
+  NDQ_HD void store_release(uint32_t* a, uint32_t v) { xsk_store_release(a, v); }
 
   NDQ_HD void init() {
     if (x.tid() != 0) return;
@@ -322,13 +321,7 @@ struct XskDriver {
     if (s.n || s.npublish) publish_counters();
   }
 
-  NDQ_HD void publish_counters() {
-    using AtomicU64 = cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>;
-    const uint64_t* from = &s.c.packets_in;
-    auto* to = reinterpret_cast<unsigned long long*>(&p.control->counters.packets_in);
-    for (uint32_t i = 0; i < sizeof(XskCounters) / sizeof(uint64_t); ++i)
-      AtomicU64(to[i]).store(from[i], cuda::memory_order_relaxed);
-  }
+  NDQ_HD void publish_counters() { publish_xsk_counters(s.c, p.control->counters); }
 
   // The whole loop, until stopped and drained. Every thread of the block (one on the CPU).
   NDQ_HD void run() {

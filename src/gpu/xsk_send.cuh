@@ -46,11 +46,8 @@ struct XskSendDriver {
   XskSendState& s;
   Exec& x;
 
-  using AtomicU32 = cuda::atomic_ref<uint32_t, cuda::thread_scope_system>;
-  NDQ_HD uint32_t load_acquire(const uint32_t* a) {
-    return AtomicU32(*const_cast<uint32_t*>(a)).load(cuda::memory_order_acquire);
-  }
-  NDQ_HD void store_release(uint32_t* a, uint32_t v) { AtomicU32(*a).store(v, cuda::memory_order_release); }
+  NDQ_HD uint32_t load_acquire(const uint32_t* a) { return xsk_load_acquire(a); }
+  NDQ_HD void store_release(uint32_t* a, uint32_t v) { xsk_store_release(a, v); }
 
   NDQ_HD uint32_t packet_bytes() const { return p.header_bytes + p.payload_offset + p.payload_size; }
   NDQ_HD uint64_t buffer(uint64_t turn) const { return p.buffers[turn % p.nbuffers]; }
@@ -155,13 +152,7 @@ struct XskSendDriver {
     if (s.n || s.ncomp) publish_counters();
   }
 
-  NDQ_HD void publish_counters() {
-    using AtomicU64 = cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>;
-    const uint64_t* from = &s.c.frames_sent;
-    auto* to = reinterpret_cast<unsigned long long*>(&p.control->counters.frames_sent);
-    for (uint32_t i = 0; i < sizeof(XskSendCounters) / sizeof(uint64_t); ++i)
-      AtomicU64(to[i]).store(from[i], cuda::memory_order_relaxed);
-  }
+  NDQ_HD void publish_counters() { publish_xsk_counters(s.c, p.control->counters); }
 
   // The whole loop, until stopped. Every thread of the block (one on the CPU).
   NDQ_HD void run() {

@@ -6,9 +6,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
-
 #include "../integration/afxdp_util.h"
+#include "../integration/xsk_frames_scenario.h"
 #include "../integration/xsk_send_scenario.h"
 #include "gpu_test_util.h"
 #include "netdaq/gpu_xsk_send.h"
@@ -33,11 +32,9 @@ XskSendScenario gpu_sender(XskFrameReceiver::Driver receiver) {
     return {d, [](void* p) { (void)cudaFree(p); }};
   };
   s.read_frame = [receiver](const gpu::Frame& f) {
+    if (receiver != XskFrameReceiver::Driver::gpu) return read_host_frame(f);
     std::vector<std::byte> b(f.size_bytes());
-    if (receiver == XskFrameReceiver::Driver::gpu)
-      EXPECT_EQ(cudaMemcpy(b.data(), f.data(), b.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-    else
-      std::memcpy(b.data(), f.data(), b.size());
+    EXPECT_EQ(cudaMemcpy(b.data(), f.data(), b.size(), cudaMemcpyDeviceToHost), cudaSuccess);
     return b;
   };
   return s;

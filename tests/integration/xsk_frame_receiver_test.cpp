@@ -20,11 +20,7 @@ using gpu::XskFrameReceiver;
 XskScenario cpu_scenario() {
   XskScenario s;
   s.driver = XskFrameReceiver::Driver::cpu;
-  s.read_frame = [](const gpu::Frame& f) {
-    std::vector<std::byte> b(f.size_bytes());
-    std::memcpy(b.data(), f.data(), b.size());
-    return b;
-  };
+  s.read_frame = read_host_frame;
   return s;
 }
 

@@ -10,6 +10,7 @@
 
 #include "afxdp_util.h"
 #include "netdaq/gpu_xsk_send.h"
+#include "xsk_frames_scenario.h"
 #include "xsk_send_scenario.h"
 
 namespace ndqtest {
@@ -24,11 +25,7 @@ XskSendScenario cpu_scenario() {
     auto copy = std::make_shared<std::vector<std::byte>>(b);
     return {copy, copy->data()};
   };
-  s.read_frame = [](const gpu::Frame& f) {
-    std::vector<std::byte> b(f.size_bytes());
-    std::memcpy(b.data(), f.data(), b.size());
-    return b;
-  };
+  s.read_frame = read_host_frame;
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <thread>
 
@@ -115,6 +116,12 @@ std::vector<std::byte> expected_frame(uint64_t fi, uint64_t missing_mask) {
 }
 
 }  // namespace
+
+std::vector<std::byte> read_host_frame(const gpu::Frame& f) {
+  std::vector<std::byte> b(f.size_bytes());
+  std::memcpy(b.data(), f.data(), b.size());
+  return b;
+}
 
 std::unique_ptr<Session> afxdp_port_session(NetnsLab& lab, uint16_t port, MemoryKind region) {
   AfxdpIface iface;

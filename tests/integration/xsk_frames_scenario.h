@@ -24,6 +24,9 @@ struct XskScenario {
   std::function<std::vector<std::byte>(const netdaq::gpu::Frame&)> read_frame;
 };
 
+// A frame in host memory (the CPU driver's) as bytes.
+std::vector<std::byte> read_host_frame(const netdaq::gpu::Frame& f);
+
 // A session in namespace A with afxdp interface "x0" on A's veth: rx queue 0 (direct) takes
 // UDP port `port`; its UMEM is a region of kind `region` (GPU 0 where that matters).
 std::unique_ptr<netdaq::Session> afxdp_port_session(NetnsLab& lab, uint16_t port, netdaq::MemoryKind region);
