@@ -46,7 +46,8 @@ struct HandedOverTxRings {
   std::byte* umem = nullptr;
   size_t umem_bytes = 0;
   uint32_t chunk = 0;
-  // Buffers taken from the queue's pool for the new owner (UMEM byte offsets), theirs for good.
+  // Buffers taken from the queue's pool for the new owner (UMEM byte offsets), theirs for good:
+  // no more than the TX and the completion ring each hold.
   std::vector<uint64_t> buffers;
   // The Ethernet/IPv4/UDP headers the queue writes in front of a payload of the size asked
   // for (its tx.destination), IPv4 checksum included.

@@ -124,8 +124,7 @@ class TxPort {
   // Engines whose TX rings the kernel shares (AF_XDP): hands them, up to `buffers` pool
   // buffers and the headers for payloads of payload_bytes to another producer, and never
   // touches them again (transmit() and poll_completions() are not called after it). May throw
-  // (allocation). false:
-  // the engine cannot (the default); `why` may say more.
+  // (allocation). false: the engine cannot (the default); `why` may say more.
   virtual bool hand_over_rings(HandedOverTxRings& out, uint32_t payload_bytes, uint32_t buffers, std::string& why) {
     (void)out, (void)payload_bytes, (void)buffers, (void)why;
     return false;

@@ -106,4 +106,12 @@ NDQ_HD void publish_xsk_counters(const Counters& from, Counters& to) {
   for (uint32_t i = 0; i < sizeof(Counters) / sizeof(uint64_t); ++i) AtomicU64(t[i]).store(f[i], cuda::memory_order_relaxed);
 }
 
+// Thread 0 of a driver that leaves its loop: its last counters, then `exited` (after them).
+template <class Exec, class Counters>
+NDQ_HD void announce_xsk_exit(const Exec& x, const Counters& c, Counters& published, uint32_t* exited) {
+  publish_xsk_counters(c, published);
+  x.fence_system();
+  xsk_store_release(exited, 1);
+}
+
 }  // namespace netdaq::gpu::detail

@@ -53,21 +53,6 @@ void validate(const ReorderConfig& c, const std::string& who) {
                              std::to_string(c.frame_buffers) + ")");
 }
 
-// The GPU reads each packet from the UMEM: the queue's region must be pinned host memory
-// (checked before the rings are taken, so that a refused receiver leaves the queue as it was).
-void require_gpu_readable_umem(const Config& c, std::string_view interface, uint16_t queue, const std::string& who) {
-  for (const InterfaceConfig& i : c.interfaces) {
-    if (i.name != interface) continue;
-    for (const QueueConfig& q : i.rx.queues) {
-      if (q.id != queue || q.memory_regions.empty()) continue;
-      for (const MemoryRegionConfig& r : c.memory_regions)
-        if (r.name == q.memory_regions[0] && r.kind != MemoryKind::mapped && r.kind != MemoryKind::pinned)
-          throw Error(Errc::invalid_config, who + ": memory region '" + r.name + "' is kind " + to_string(r.kind) +
-                                                "; the GPU driver reads each packet from it: kind mapped (or pinned)");
-    }
-  }
-}
-
 }  // namespace
 
 struct XskFrameReceiver::Impl {
@@ -203,7 +188,7 @@ XskFrameReceiver::XskFrameReceiver(Session& session, std::string_view interface,
   validate(m.cfg, m.who);
   if (driver == Driver::gpu) {
     if (device_count() == 0) throw Error(Errc::unsupported, m.who + ": no GPU: " + unavailable_reason());
-    require_gpu_readable_umem(session.config(), interface, cfg.queue, m.who);
+    detail::require_gpu_reachable_umem(session.config(), interface, true, cfg.queue, m.who, "reads each packet from it");
   }
   m.rings = session.rx_queue(interface, cfg.queue).hand_over_rings();
   m.setup();

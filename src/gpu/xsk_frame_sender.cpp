@@ -54,21 +54,6 @@ void validate(const XskSendLayout& l, const std::string& who) {
   if (l.buffers == 0) bad("buffers", "> 0");
 }
 
-// The GPU writes each packet into the UMEM: the queue's region must be pinned host memory
-// (checked before the rings are taken).
-void require_gpu_writable_umem(const Config& c, std::string_view interface, uint16_t queue, const std::string& who) {
-  for (const InterfaceConfig& i : c.interfaces) {
-    if (i.name != interface) continue;
-    for (const QueueConfig& q : i.tx.queues) {
-      if (q.id != queue || q.memory_regions.empty()) continue;
-      for (const MemoryRegionConfig& r : c.memory_regions)
-        if (r.name == q.memory_regions[0] && r.kind != MemoryKind::mapped && r.kind != MemoryKind::pinned)
-          throw Error(Errc::invalid_config, who + ": memory region '" + r.name + "' is kind " + to_string(r.kind) +
-                                                "; the GPU driver writes each packet into it: kind mapped (or pinned)");
-    }
-  }
-}
-
 }  // namespace
 
 struct XskFrameSender::Impl {
@@ -86,8 +71,7 @@ struct XskFrameSender::Impl {
   std::atomic<bool> kicking{true};
   std::atomic<uint64_t> kicks{0}, kick_errors{0};
   std::mutex send_mutex;  // send() from any thread
-  uint32_t queued = 0;
-  uint64_t frames_queued = 0;
+  uint64_t frames_queued = 0;  // its low 32 bits: the ring's producer index
   bool stopped = false;
 
   ~Impl() {
@@ -111,9 +95,7 @@ struct XskFrameSender::Impl {
     p.comp_consumer = m.on_driver(rings.completion.consumer);
     p.comp_entries = m.on_driver(static_cast<const uint64_t*>(rings.completion.entries));
     p.comp_mask = rings.completion.size - 1;
-    // In flight at most what both rings hold: the kernel takes no descriptor whose completion
-    // would not fit.
-    const size_t n = std::min<size_t>({rings.buffers.size(), rings.tx.size, rings.completion.size});
+    const size_t n = rings.buffers.size();  // at most what the TX and completion rings hold
     buffers = m.alloc<uint64_t>(n);
     std::copy_n(rings.buffers.begin(), n, buffers);
     p.buffers = m.on_driver(buffers);
@@ -208,7 +190,7 @@ XskFrameSender::XskFrameSender(Session& session, std::string_view interface, uin
   validate(layout, m.who);
   if (driver == Driver::gpu) {
     if (device_count() == 0) throw Error(Errc::unsupported, m.who + ": no GPU: " + unavailable_reason());
-    require_gpu_writable_umem(session.config(), interface, queue, m.who);
+    detail::require_gpu_reachable_umem(session.config(), interface, false, queue, m.who, "writes each packet into it");
   }
   m.rings = session.tx_queue(interface, queue).hand_over_rings(layout.udp_payload_bytes(), layout.buffers);
   m.setup();
@@ -222,13 +204,13 @@ bool XskFrameSender::send(const void* data, uint64_t index) noexcept {
   std::lock_guard lock(m.send_mutex);
   if (m.stopped) return false;
   const uint32_t taken = AtomicU32(m.control->taken).load(std::memory_order_acquire);
-  if (m.queued - taken > m.params.ring_mask) return false;
-  XskSendEntry& e = m.queue[m.queued & m.params.ring_mask];
+  const auto queued = static_cast<uint32_t>(m.frames_queued);
+  if (queued - taken > m.params.ring_mask) return false;
+  XskSendEntry& e = m.queue[queued & m.params.ring_mask];
   e.index = index;
   e.data = static_cast<const std::byte*>(data);
-  ++m.queued;
   ++m.frames_queued;
-  AtomicU32(m.control->queued).store(m.queued, std::memory_order_release);
+  AtomicU32(m.control->queued).store(queued + 1, std::memory_order_release);
   return true;
 }
 

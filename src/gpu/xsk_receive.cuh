@@ -352,11 +352,7 @@ struct XskDriver {
       if (quit) break;
       if (tid == 0 && s.n == 0) x.idle();
     }
-    if (tid == 0) {
-      publish_counters();
-      x.fence_system();
-      store_release(&p.control->exited, 1);
-    }
+    if (tid == 0) announce_xsk_exit(x, s.c, p.control->counters, &p.control->exited);
   }
 };
 

@@ -172,11 +172,7 @@ struct XskSendDriver {
       if (quit) break;
       if (tid == 0 && idle) x.idle();
     }
-    if (tid == 0) {
-      publish_counters();
-      x.fence_system();
-      store_release(&p.control->exited, 1);
-    }
+    if (tid == 0) announce_xsk_exit(x, s.c, p.control->counters, &p.control->exited);
   }
 };
 

@@ -52,6 +52,20 @@ XskSharedMemory::~XskSharedMemory() {
   g.pinned.clear();
 }
 
+void require_gpu_reachable_umem(const Config& c, std::string_view interface, bool rx, uint16_t queue,
+                                const std::string& who, const char* use) {
+  for (const InterfaceConfig& i : c.interfaces) {
+    if (i.name != interface) continue;
+    for (const QueueConfig& q : rx ? i.rx.queues : i.tx.queues) {
+      if (q.id != queue || q.memory_regions.empty()) continue;
+      for (const MemoryRegionConfig& r : c.memory_regions)
+        if (r.name == q.memory_regions[0] && r.kind != MemoryKind::mapped && r.kind != MemoryKind::pinned)
+          throw Error(Errc::invalid_config, who + ": memory region '" + r.name + "' is kind " + to_string(r.kind) +
+                                                "; the GPU driver " + use + ": kind mapped (or pinned)");
+    }
+  }
+}
+
 void* XskSharedMemory::alloc_bytes(size_t bytes) {
   void* p = nullptr;
   if (gpu_) {

@@ -9,12 +9,21 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "netdaq/config.h"
 #include "netdaq/shared_rings.h"
 
 namespace netdaq::gpu::detail {
+
+// A GPU driver reads or writes each packet in the UMEM over the bus: the region of `queue`
+// (an rx queue if rx, else a tx queue) of `interface` must be kind mapped or pinned. Checked
+// before the rings are taken, so that a refused driver leaves the queue as it was. Throws
+// Error (invalid_config) naming the region; `use` says what the driver does with it.
+void require_gpu_reachable_umem(const Config& c, std::string_view interface, bool rx, uint16_t queue,
+                                const std::string& who, const char* use);
 
 class XskSharedMemory {
  public:

@@ -24,9 +24,6 @@ XskScenario cpu_scenario() {
   return s;
 }
 
-#define NDQ_REQUIRE_GPU_BUILD() \
-  NDQ_REQUIRE(gpu::built_in(), "netdaq was built without CUDA: the xsk frame receiver is part of the GPU data plane")
-
 TEST(XskFrameReceiver, CpuDriverPlacesEveryPacketAndCountsEveryFate) {
   NDQ_REQUIRE_GPU_BUILD();
   xsk_every_fate(cpu_scenario());

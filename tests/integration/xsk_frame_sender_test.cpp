@@ -29,9 +29,6 @@ XskSendScenario cpu_scenario() {
   return s;
 }
 
-#define NDQ_REQUIRE_GPU_BUILD() \
-  NDQ_REQUIRE(gpu::built_in(), "netdaq was built without CUDA: the xsk frame sender is part of the GPU data plane")
-
 TEST(XskFrameSender, CpuDriverSendsEveryFrameByteForByte) {
   NDQ_REQUIRE_GPU_BUILD();
   xsk_send_round_trip(cpu_scenario());

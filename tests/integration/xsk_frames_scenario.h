@@ -15,6 +15,11 @@
 #include "netdaq/session.h"
 #include "netns_lab.h"
 
+// The GPU-driven drivers are part of the GPU data plane: built only with CUDA.
+#define NDQ_REQUIRE_GPU_BUILD()                                                                       \
+  NDQ_REQUIRE(::netdaq::gpu::built_in(), "netdaq was built without CUDA: the GPU-driven AF_XDP drivers are " \
+                                         "part of the GPU data plane")
+
 namespace ndqtest {
 
 struct XskScenario {

@@ -114,7 +114,9 @@ class AfxdpTx final : public TxPort {
     }
     if (hot_n_) pool_.free_bulk(hot_.data(), hot_n_);
     hot_n_ = 0;
-    std::vector<uint32_t> idx(std::min<uint32_t>(buffers, xsk_->tx()->size));
+    // In flight at most what both rings hold: the kernel takes no descriptor whose completion
+    // would not fit.
+    std::vector<uint32_t> idx(std::min({buffers, xsk_->tx()->size, xsk_->comp()->size}));
     idx.resize(pool_.alloc_burst(idx.data(), static_cast<uint32_t>(idx.size())));
     if (idx.empty()) {
       why = "its pool has no free buffer";
