@@ -11,8 +11,9 @@
 // p99: complete frames; it includes the application's poll interval), and the GPU the
 // receiver holds (SMs with a resident block of it, of the device's).
 // Checks sent == taken + kernel drops and taken == placed + counted fates; exits 1 otherwise.
-// Sizes are UDP payloads within the veth's MTU of 1500 (a frame of several AF_XDP buffers is
-// counted malformed by the GPU-driven receiver: multi-buffer is not placed yet).
+// Sizes are UDP payloads; above 1472 bytes the veth pair runs at MTU 9000 and a packet spans
+// several 4096-byte AF_XDP buffers (multi-buffer). The CPU-polled pipeline's afxdp queue takes
+// frames of at most two buffers (7,638 payload bytes): its row is left out above that.
 //   netdaq_bench_xsk_gpu_receive [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline]
 //                                [--poll-us 200,10000] [--frame-packets 64] [--json F]
 // --poll-us: the application's sleep between looks for frames (gpu and cpu_loop rows; one row
@@ -131,6 +132,7 @@ ReorderConfig reorder(uint32_t size, LaunchMode launch) {
 
 Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us) {
   ndqtest::NetnsLab lab;
+  if (size + 28 > 1500) lab.set_mtu(9000);
   Row row;
   row.mode = mode;
   row.size = size;
@@ -248,6 +250,10 @@ int main(int argc, char** argv) {
     for (const std::string& mode : split_commas(modes))
       for (const std::string& poll : split_commas(polls)) {
         if (mode == "pipeline" && poll != split_commas(polls)[0]) continue;  // it polls the queue without pause
+        if (mode == "pipeline" && std::stoul(size) + 42 > 2 * (4096 - 256)) {
+          std::printf("pipeline %6s: left out (its afxdp queue takes frames of at most two buffers)\n", size.c_str());
+          continue;
+        }
         Row r = run(mode, static_cast<uint32_t>(std::stoul(size)), seconds, static_cast<uint32_t>(std::stoul(poll)));
         ok = ok && r.ok && r.placed > 0;
         std::printf("%-9s %6u %7u %10llu %10llu %10llu %8llu %8.3f %12.2f %9.1f %9.1f %3d/%-3d %s\n", r.mode.c_str(), r.size,

@@ -154,6 +154,11 @@ xsk_benches() {
     --json "$out/xsk_gpu_receive_256.json" > "$out/logs/xsk_gpu_receive_256.log" 2>&1 \
     || { echo "FAILED: bench xsk_gpu_receive 256 (exit $?)"; rc=1; }
   cat "$out/logs/xsk_gpu_receive_256.log"
+  echo "== bench xsk_gpu_receive, jumbo (MTU 9000, multi-buffer: 7,600 B fits two AF_XDP buffers, 8,192 B three)"
+  timeout 150 build-gpu/bench/netdaq_bench_xsk_gpu_receive --sizes 7600,8192 --poll-us 10000 --frame-packets 256 \
+    --json "$out/xsk_gpu_receive_jumbo.json" > "$out/logs/xsk_gpu_receive_jumbo.log" 2>&1 \
+    || { echo "FAILED: bench xsk_gpu_receive jumbo (exit $?)"; rc=1; }
+  cat "$out/logs/xsk_gpu_receive_jumbo.log"
   echo "== bench xsk_gpu_send (GPU-driven afxdp send vs the CPU loop and netdaq's CPU afxdp sender, veth)"
   timeout 240 build-gpu/bench/netdaq_bench_xsk_gpu_send --json "$out/xsk_gpu_send.json" \
     > "$out/logs/xsk_gpu_send.log" 2>&1 || { echo "FAILED: bench xsk_gpu_send (exit $?)"; rc=1; }

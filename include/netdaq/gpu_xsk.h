@@ -33,7 +33,9 @@ class XskFrameReceiver final : public FrameSource {
   // Takes rx queue cfg.queue of `interface` (RxQueue::hand_over_rings: an afxdp queue in
   // direct mode) and starts the driver. cfg: mode sequence, input and output raw,
   // max_open_frames <= 16, frame_buffers <= 256; the GPU driver needs the queue's region
-  // to be kind mapped (the kernel reads the UMEM over the bus). Throws ConfigError-style
+  // to be kind mapped (the kernel reads the UMEM over the bus). A packet larger than one
+  // UMEM buffer (an MTU above it: multi-buffer) comes as several descriptors and is placed
+  // whole; its headers and sequence must lie in its first buffer. Throws ConfigError-style
   // Error (invalid_config) naming the key, or Error (unsupported, resource) for the rest.
   XskFrameReceiver(Session& session, std::string_view interface, const ReorderConfig& cfg, Driver driver = Driver::gpu);
   ~XskFrameReceiver();  // stop(); release every Frame before this

@@ -39,7 +39,8 @@ struct XskSendLayout {
   uint32_t payload_size = 0;    // sample bytes per packet (> 0)
   uint32_t packets_per_frame = 0;
   uint32_t frames_in_flight = 64;  // frames queued and not yet sent (1 to 1024)
-  uint32_t buffers = 1024;         // UMEM buffers taken from the queue's pool (at most its TX ring)
+  uint32_t buffers = 1024;         // UMEM buffers taken from the queue's pool (at most its TX ring);
+                                   // a packet larger than one takes several (multi-buffer sockets)
   int gpu = 0;
   // The layout a receiver with rx.reorder r places.
   static XskSendLayout matching(const ReorderConfig& r) {
@@ -61,7 +62,7 @@ struct XskSendStats {
   uint64_t frames_queued = 0;     // send() calls that returned true
   uint64_t frames_sent = 0;       // frames whose every packet is posted (their memory is free again)
   uint64_t packets_posted = 0;    // TX descriptors published to the kernel
-  uint64_t packets_completed = 0; // buffers the kernel gave back (sent, or refused: see the queue's stats)
+  uint64_t packets_completed = 0; // packets whose buffers the kernel gave back (sent, or refused: see the queue's stats)
   uint64_t bad_completions = 0;   // a completion naming another buffer than the oldest in flight
   uint64_t batches = 0;           // steps that posted packets
   uint64_t kicks = 0;             // sendto() calls

@@ -49,6 +49,10 @@ struct HandedOverTxRings {
   // Buffers taken from the queue's pool for the new owner (UMEM byte offsets), theirs for good:
   // no more than the TX and the completion ring each hold.
   std::vector<uint64_t> buffers;
+  // Bytes each buffer holds from its offset. A packet larger than that spans several buffers,
+  // one descriptor each, all but the last marked XDP_PKT_CONTD: only where multi_buffer.
+  uint32_t buffer_bytes = 0;
+  bool multi_buffer = false;    // the socket was bound with XDP_USE_SG
   // The Ethernet/IPv4/UDP headers the queue writes in front of a payload of the size asked
   // for (its tx.destination), IPv4 checksum included.
   std::vector<std::byte> headers;

@@ -11,13 +11,15 @@
 #include "core/log.h"
 #include "core/memory_region.h"
 #include "gpu/cuda_check.h"
+#include "gpu/free_when_idle.h"
 #include "netdaq/gpu.h"
 
 namespace netdaq::gpu {
 namespace {
 
-using detail::DmaBuf;
-using detail::MemoryRegion;
+using netdaq::detail::DmaBuf;
+using netdaq::detail::MemoryRegion;
+using netdaq::gpu::detail::free_when_idle;
 
 constexpr size_t kDeviceAlign = 2u << 20;  // dma-buf export needs host-page-aligned ranges
 
@@ -38,7 +40,7 @@ void free_on(int gpu, Free free) noexcept {
   // cudaErrorCudartUnloading: the process is exiting and CUDA already released everything.
   if (const cudaError_t err = free(); err != cudaSuccess && err != cudaErrorCudartUnloading) {
     (void)cudaGetLastError();
-    detail::log()->warn("gpu {}: freeing a memory region failed: {}", gpu, describe(err));
+    netdaq::detail::log()->warn("gpu {}: freeing a memory region failed: {}", gpu, describe(err));
   }
   if (prev >= 0 && prev != gpu) (void)cudaSetDevice(prev);
 }
@@ -48,7 +50,8 @@ class HostRegion final : public MemoryRegion {
   HostRegion(const MemoryRegionConfig& cfg, int gpu, std::byte* p, size_t bytes)
       : MemoryRegion(cfg.name, cfg.kind, p, bytes), gpu_(gpu) {}
   ~HostRegion() override {
-    free_on(gpu_, [p = base()] { return cudaFreeHost(p); });
+    // Not while a persistent XSK driver runs: cudaFreeHost would wait for it forever.
+    free_when_idle([gpu = gpu_, p = base()] { free_on(gpu, [p] { return cudaFreeHost(p); }); });
   }
   int gpu() const noexcept override { return gpu_; }
 
@@ -107,7 +110,7 @@ class DeviceRegion final : public MemoryRegion {
   DeviceRegion(const MemoryRegionConfig& cfg, int gpu, void* raw, std::byte* base, size_t bytes, const char* path)
       : MemoryRegion(cfg.name, MemoryKind::device, base, bytes), gpu_(gpu), raw_(raw), path_(path) {}
   ~DeviceRegion() override {
-    free_on(gpu_, [p = raw_] { return cudaFree(p); });
+    free_when_idle([gpu = gpu_, p = raw_] { free_on(gpu, [p] { return cudaFree(p); }); });
   }
   int gpu() const noexcept override { return gpu_; }
   const char* gpudirect_path() const noexcept override { return path_; }
@@ -167,9 +170,9 @@ std::unique_ptr<MemoryRegion> alloc_device(const MemoryRegionConfig& cfg, size_t
 }  // namespace
 
 void register_region_allocators() {
-  detail::register_region_allocator(MemoryKind::pinned, alloc_host);
-  detail::register_region_allocator(MemoryKind::mapped, alloc_host);
-  detail::register_region_allocator(MemoryKind::device, alloc_device);
+  netdaq::detail::register_region_allocator(MemoryKind::pinned, alloc_host);
+  netdaq::detail::register_region_allocator(MemoryKind::mapped, alloc_host);
+  netdaq::detail::register_region_allocator(MemoryKind::device, alloc_device);
 }
 
 }  // namespace netdaq::gpu

@@ -3,11 +3,16 @@
 // threads meet, how they fence and what time it is; a loop is written once over them.
 #pragma once
 
+#include <linux/if_xdp.h>
 #include <time.h>
 
 #include <cuda/atomic>
 
 #include "gpu/sample_convert.cuh"  // NDQ_HD
+
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)  // a descriptor continued by the next (multi-buffer), linux/if_xdp.h 6.6+
+#endif
 
 namespace netdaq::gpu::detail {
 

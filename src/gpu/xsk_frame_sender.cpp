@@ -110,6 +110,14 @@ struct XskFrameSender::Impl {
     p.payload_offset = layout.payload_offset;
     p.payload_size = layout.payload_size;
     p.packets_per_frame = layout.packets_per_frame;
+    // The queue refused a packet that neither fits a buffer nor may span several.
+    p.buffer_bytes = rings.buffer_bytes;
+    const uint32_t packet = p.header_bytes + layout.udp_payload_bytes();
+    p.buffers_per_packet = (packet + p.buffer_bytes - 1) / p.buffer_bytes;
+    if (p.buffers_per_packet > p.nbuffers)
+      throw Error(Errc::invalid_config, who + ": buffers: a packet of " + std::to_string(packet) + " bytes takes " +
+                                            std::to_string(p.buffers_per_packet) + " buffers; the queue gave " +
+                                            std::to_string(p.nbuffers));
     const uint32_t ring = std::bit_ceil(layout.frames_in_flight);
     p.ring_mask = ring - 1;
     queue = m.alloc<XskSendEntry>(ring);

@@ -5,20 +5,17 @@
 // of the ring protocol): Exec says who this thread is, how threads meet and what time it is.
 //
 // One step: thread 0 reads the RX producer (system-scope acquire); the warps read the new
-// descriptors and the first kXskHeaderBytes of each frame (one round trip over the bus each)
-// and find the UDP payload and the sequence number; thread 0 decides every packet's fate in
-// order (frame table and bitmaps: no atomics); the warps copy payloads and write the fill
+// descriptors and the first kXskHeaderBytes of each packet (one round trip over the bus each);
+// thread 0 groups descriptors into packets (multi-buffer: all but a packet's last marked
+// XDP_PKT_CONTD; a step takes whole packets only); the warps find each packet's UDP payload
+// and sequence number; thread 0 decides every packet's fate in order (frame table and
+// bitmaps: no atomics); the warps copy each buffer's share of the samples and write the fill
 // entries; frames that closed are zero-filled where packets are missing; every thread fences
 // at system scope; thread 0 releases the RX consumer, the fill producer and the published
 // frames. Every packet ends in exactly one counter (XskCounters).
 #pragma once
 
 #include <cuda/atomic>
-#include <linux/if_xdp.h>
-
-#ifndef XDP_PKT_CONTD
-#define XDP_PKT_CONTD (1 << 0)
-#endif
 
 #include "gpu/host/sequence_unwrap.h"
 #include "gpu/place_device.cuh"
@@ -45,9 +42,17 @@ struct XskState {
   uint32_t npublish;
   uint32_t kind[kXskBatch];       // kOk, kMalformed
   uint32_t options[kXskBatch];
+  uint32_t len[kXskBatch];
   uint64_t addr[kXskBatch];       // descriptor address
+  // Packets: descriptor j belongs to the packet whose first descriptor is first[j] (kCarried:
+  // to one longer than a step, given back), and holds its bytes from pos[j].
+  uint32_t first[kXskBatch];
+  uint32_t pos[kXskBatch];
+  // By a packet's first descriptor: its bytes in all buffers, where its samples start (a byte
+  // of the packet), its sequence number and frame offset.
+  uint32_t total[kXskBatch];
+  uint32_t samples_at[kXskBatch];
   uint64_t seq[kXskBatch];
-  uint64_t src[kXskBatch];        // UMEM offset of the packet's samples
   uint64_t dst[kXskBatch];        // byte offset into frames, or kNone
   alignas(16) unsigned char hdr[kXskBatch][kXskHeaderBytes + 16];
   // Frames closed this step: at most one per packet, plus the open ones (stopping).
@@ -67,12 +72,13 @@ struct XskState {
   uint64_t dropped[kXskMaxDropped];
   uint32_t ndropped;
   uint32_t have_seq;
-  uint32_t in_multi;          // inside a frame of several descriptors
+  uint32_t in_multi;          // inside a packet longer than a step (never on a real link: given back)
   XskCounters c;
 };
 
 constexpr uint32_t kOk = 0, kMalformed = 1;
 constexpr uint64_t kNone = ~uint64_t{0};
+constexpr uint32_t kCarried = ~uint32_t{0};
 
 NDQ_HD uint64_t read_field(const unsigned char* p, uint32_t bytes, bool big) {
   uint64_t v = 0;
@@ -107,41 +113,85 @@ struct XskDriver {
     s.npublish = 0;
   }
 
-  // Every warp: descriptor j's headers into s.hdr[j], its payload and sequence found.
-  NDQ_HD void read_headers(uint32_t warp, uint32_t warps, uint32_t lane, uint32_t lanes) {
+  // Every warp: descriptor j, and the headers of a packet's first descriptor into s.hdr[j].
+  NDQ_HD void read_descriptors(uint32_t warp, uint32_t warps, uint32_t lane, uint32_t lanes) {
     const auto* descs = static_cast<const xdp_desc*>(p.rx_entries);
     for (uint32_t j = warp; j < s.n; j += warps) {
       const xdp_desc d = descs[(s.rx_cons + j) & p.rx_mask];
+      const bool starts = j == 0 ? !s.in_multi : !(descs[(s.rx_cons + j - 1) & p.rx_mask].options & XDP_PKT_CONTD);
       const uint64_t base = d.addr & ~uint64_t{15};
-      const uint32_t shift = static_cast<uint32_t>(d.addr - base);
       const uint64_t chunk_end = (d.addr & ~(p.chunk - 1)) + p.chunk;
-      for (uint32_t v = lane; v * 16 < kXskHeaderBytes + 16; v += lanes)
-        if (base + v * 16 + 16 <= chunk_end)
-          *reinterpret_cast<uint4*>(&s.hdr[j][v * 16]) = *reinterpret_cast<const uint4*>(p.umem + base + v * 16);
-      x.sync_warp();
+      if (starts)
+        for (uint32_t v = lane; v * 16 < kXskHeaderBytes + 16; v += lanes)
+          if (base + v * 16 + 16 <= chunk_end)
+            *reinterpret_cast<uint4*>(&s.hdr[j][v * 16]) = *reinterpret_cast<const uint4*>(p.umem + base + v * 16);
       if (lane == 0) {
         s.addr[j] = d.addr;
         s.options[j] = d.options;
-        s.kind[j] = kMalformed;
-        const unsigned char* h = &s.hdr[j][shift];
-        const uint32_t have = d.len < kXskHeaderBytes ? d.len : kXskHeaderBytes;
-        const uint32_t need_seq = p.seq_offset + p.seq_bytes;
-        const uint32_t need = p.payload_offset + p.payload_size > need_seq ? p.payload_offset + p.payload_size : need_seq;
-        // The headers from the copy (it reads at most 66 bytes of it), the UDP length checked
-        // against the whole frame.
-        const netdaq::detail::UdpPayload u =
-            netdaq::detail::find_udp_payload(reinterpret_cast<const std::byte*>(h), d.len);
-        const uint32_t off = u.offset;
-        if (!(d.options & XDP_PKT_CONTD) && u.ok && u.size >= need) {
-          const uint32_t at = off + p.seq_offset;
-          s.seq[j] = at + p.seq_bytes <= have ? read_field(h + at, p.seq_bytes, p.seq_big)
-                                              : read_field(reinterpret_cast<const unsigned char*>(p.umem + d.addr + at),
-                                                           p.seq_bytes, p.seq_big);
-          s.src[j] = d.addr + off + p.payload_offset;
-          s.kind[j] = kOk;
-        }
+        s.len[j] = d.len;
       }
-      x.sync_warp();
+    }
+  }
+
+  // Thread 0: descriptors into packets. The step keeps whole packets only (the kernel publishes
+  // a packet's descriptors together; one cut by the batch's end is taken next step).
+  NDQ_HD void group_packets() {
+    uint32_t start = 0, pos = 0;
+    bool carried = s.in_multi != 0;
+    for (uint32_t j = 0; j < s.n; ++j) {
+      if (j > 0 && !(s.options[j - 1] & XDP_PKT_CONTD)) {
+        start = j;
+        pos = 0;
+        carried = false;
+      }
+      s.first[j] = carried ? kCarried : start;
+      s.pos[j] = pos;
+      pos += s.len[j];
+      if (!carried && !(s.options[j] & XDP_PKT_CONTD)) s.total[start] = pos;
+    }
+    if (s.n == 0 || !(s.options[s.n - 1] & XDP_PKT_CONTD)) {
+      s.in_multi = 0;
+      return;
+    }
+    if (s.first[s.n - 1] != kCarried && s.first[s.n - 1] > 0) {
+      s.n = s.first[s.n - 1];  // the cut packet next step
+    } else if (s.n == kXskBatch) {  // a packet longer than a step: counted once, its buffers back
+      if (!s.in_multi) {
+        ++s.c.packets_in;
+        ++s.c.malformed;
+      }
+      for (uint32_t j = 0; j < s.n; ++j) s.first[j] = kCarried;
+      s.in_multi = 1;
+    } else {
+      s.n = 0;  // the rest of the packet is not in the ring yet
+    }
+  }
+
+  // Every warp: each packet's UDP payload and sequence, from its first descriptor (the headers
+  // and the sequence must lie in it).
+  NDQ_HD void read_packets(uint32_t warp, uint32_t warps, uint32_t lane) {
+    if (lane != 0) return;
+    for (uint32_t j = warp; j < s.n; j += warps) {
+      if (s.first[j] != j) continue;
+      s.kind[j] = kMalformed;
+      const uint32_t shift = static_cast<uint32_t>(s.addr[j] & 15);
+      const unsigned char* h = &s.hdr[j][shift];
+      const uint32_t len = s.len[j];
+      const uint32_t have = len < kXskHeaderBytes ? len : kXskHeaderBytes;
+      const uint32_t need_seq = p.seq_offset + p.seq_bytes;
+      const uint32_t need = p.payload_offset + p.payload_size > need_seq ? p.payload_offset + p.payload_size : need_seq;
+      // The headers from the copy (it reads at most 66 bytes of it), the UDP length checked
+      // against the whole packet.
+      const netdaq::detail::UdpPayload u =
+          netdaq::detail::find_udp_payload(reinterpret_cast<const std::byte*>(h), s.total[j]);
+      const uint32_t at = u.offset + p.seq_offset;
+      if (u.ok && u.size >= need && u.offset <= have && at + p.seq_bytes <= len) {
+        s.seq[j] = at + p.seq_bytes <= have ? read_field(h + at, p.seq_bytes, p.seq_big)
+                                            : read_field(reinterpret_cast<const unsigned char*>(p.umem + s.addr[j] + at),
+                                                         p.seq_bytes, p.seq_big);
+        s.samples_at[j] = u.offset + p.payload_offset;
+        s.kind[j] = kOk;
+      }
     }
   }
 
@@ -213,15 +263,7 @@ struct XskDriver {
   NDQ_HD void decide(uint64_t now) {
     for (uint32_t j = 0; j < s.n; ++j) {
       s.dst[j] = kNone;
-      const bool cont = (s.options[j] & XDP_PKT_CONTD) != 0;
-      if (s.in_multi || cont) {  // a frame of several buffers: counted once, its buffers back
-        if (!s.in_multi) {
-          ++s.c.packets_in;
-          ++s.c.malformed;
-        }
-        s.in_multi = cont;
-        continue;
-      }
+      if (s.first[j] != j) continue;  // a packet's later buffer (or one given back)
       ++s.c.packets_in;
       if (s.kind[j] != kOk) {
         ++s.c.malformed;
@@ -275,10 +317,19 @@ struct XskDriver {
     }
   }
 
-  // Every warp: payloads into their frames, buffers into the fill ring.
+  // Every warp: each buffer's share of its packet's samples into the frame, buffers into the
+  // fill ring.
   NDQ_HD void copy(uint32_t warp, uint32_t warps, uint32_t lane, uint32_t lanes) {
     for (uint32_t j = warp; j < s.n; j += warps) {
-      if (s.dst[j] != kNone) copy_samples<1>(p.umem + s.src[j], p.frames + s.dst[j], p.payload_size, lane, lanes);
+      const uint32_t f = s.first[j];
+      if (f != kCarried && s.dst[f] != kNone) {
+        const uint32_t from = s.samples_at[f], to = from + p.payload_size;
+        const uint32_t lo = s.pos[j] > from ? s.pos[j] : from;
+        const uint32_t end = s.pos[j] + s.len[j];
+        const uint32_t hi = end < to ? end : to;
+        if (lo < hi)
+          copy_samples<1>(p.umem + s.addr[j] + (lo - s.pos[j]), p.frames + s.dst[f] + (lo - from), hi - lo, lane, lanes);
+      }
       if (lane == 0) p.fill_entries[(s.fill_prod + j) & p.fill_mask] = s.addr[j] & ~(p.chunk - 1);
     }
   }
@@ -333,7 +384,11 @@ struct XskDriver {
       if (tid == 0) begin_step();
       x.sync();
       if (s.n) {
-        read_headers(warp, warps, lane, lanes);
+        read_descriptors(warp, warps, lane, lanes);
+        x.sync();
+        if (tid == 0) group_packets();
+        x.sync();
+        read_packets(warp, warps, lane);
         x.sync();
       }
       if (tid == 0) {

@@ -13,7 +13,7 @@ struct XskCounters {
   uint64_t packets_placed = 0;
   uint64_t duplicate = 0;
   uint64_t late = 0;
-  uint64_t malformed = 0;   // not IPv4/IPv6 UDP, shorter than the fields, several buffers
+  uint64_t malformed = 0;   // not IPv4/IPv6 UDP, shorter than the fields, sequence beyond the first buffer
   uint64_t no_buffer = 0;
   uint64_t frames_complete = 0;
   uint64_t frames_incomplete = 0;

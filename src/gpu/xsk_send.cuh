@@ -4,7 +4,8 @@
 // one CPU thread (CpuExec): xsk_exec.cuh.
 //
 // One step: thread 0 reads the completion producer and the frames queued (system-scope
-// acquire) and picks up to kXskSendBatch packets, as many as free buffers allow; every thread
+// acquire) and picks up to kXskSendBatch packets, as many as free buffers allow (a packet
+// larger than a buffer takes several, one descriptor each, linked by XDP_PKT_CONTD); every thread
 // checks a share of the completions (each must name the oldest buffer in flight: buffers go
 // out in turn and the kernel completes in order); the warps write one packet each (headers,
 // sequence, samples) and its descriptor; every thread fences at system scope; thread 0
@@ -35,7 +36,7 @@ struct XskSendState {
   unsigned char bad[kXskSendReap];
   // Across steps (thread 0).
   uint32_t tx_prod, comp_cons, taken, queued;
-  uint64_t posted, completed;
+  uint64_t posted, completed;  // descriptors (buffers), buffers_per_packet a packet
   uint32_t next_packet;  // of the frame queue[taken] (frames are taken whole, in turn)
   XskSendCounters c;
 };
@@ -64,7 +65,7 @@ struct XskSendDriver {
     const uint32_t comp = load_acquire(p.comp_producer) - s.comp_cons;
     s.ncomp = comp < kXskSendReap ? comp : kXskSendReap;
     const uint64_t in_flight = s.posted - s.completed - s.ncomp;
-    const uint64_t free = p.nbuffers - in_flight;
+    const uint64_t free = (p.nbuffers - in_flight) / p.buffers_per_packet;  // packets that fit
     const uint32_t want = free < kXskSendBatch ? static_cast<uint32_t>(free) : kXskSendBatch;
     s.n = 0;
     while (s.n < want) {
@@ -93,35 +94,48 @@ struct XskSendDriver {
     return static_cast<unsigned char>(seq >> (8 * (p.seq_big ? p.seq_bytes - 1 - k : k)));
   }
 
-  // One warp: packet j into its buffer (8-byte stores, whole words only: the next buffer may
-  // be the kernel's), and its descriptor.
+  // Packet byte `at` in the UMEM: buffer at / buffer_bytes of the packet's, at that offset.
+  NDQ_HD unsigned char* umem_at(uint64_t first_turn, uint32_t at) const {
+    return reinterpret_cast<unsigned char*>(p.umem + buffer(first_turn + at / p.buffer_bytes) + at % p.buffer_bytes);
+  }
+
+  // One warp: packet j into its buffers (8-byte stores, whole words only: the next buffer may
+  // be the kernel's; buffer_bytes is a multiple of 8, so no word straddles two), and its
+  // descriptors.
   NDQ_HD void write_packet(uint32_t j, uint32_t lane, uint32_t lanes) {
-    const uint64_t addr = buffer(s.posted + j);
-    auto* dst = reinterpret_cast<unsigned char*>(p.umem + addr);
+    const uint32_t per = p.buffers_per_packet;
+    const uint64_t turn = s.posted + uint64_t{j} * per;
     const uint32_t len = packet_bytes();
     const std::byte* src = s.src[j];
     const uint64_t seq = s.seq[j];
     if constexpr (Exec::kCpu) {
-      std::memcpy(dst, p.headers, p.header_bytes);
-      for (uint32_t i = 0; i < p.payload_offset; ++i) dst[p.header_bytes + i] = packet_byte(p.header_bytes + i, src, seq);
-      std::memcpy(dst + p.header_bytes + p.payload_offset, src, p.payload_size);
+      const uint32_t samples_at = p.header_bytes + p.payload_offset;
+      for (uint32_t lo = 0; lo < len; lo += p.buffer_bytes) {
+        const uint32_t hi = len - lo < p.buffer_bytes ? len : lo + p.buffer_bytes;
+        unsigned char* dst = umem_at(turn, lo);
+        uint32_t i = lo;
+        for (; i < hi && i < samples_at; ++i) dst[i - lo] = packet_byte(i, src, seq);
+        if (i < hi) std::memcpy(dst + (i - lo), src + (i - samples_at), hi - i);
+      }
     } else {
       for (uint32_t w = lane; w * 8 < len; w += lanes) {
         const uint32_t at = w * 8;
+        unsigned char* dst = umem_at(turn, at);
         if (at + 8 <= len) {
           uint64_t v = 0;
           for (uint32_t b = 0; b < 8; ++b) v |= uint64_t{packet_byte(at + b, src, seq)} << (8 * b);
-          *reinterpret_cast<uint64_t*>(dst + at) = v;
+          *reinterpret_cast<uint64_t*>(dst) = v;
         } else {
-          for (uint32_t i = at; i < len; ++i) dst[i] = packet_byte(i, src, seq);
+          for (uint32_t i = at; i < len; ++i) dst[i - at] = packet_byte(i, src, seq);
         }
       }
     }
-    if (lane == 0) {
-      xdp_desc& d = static_cast<xdp_desc*>(p.tx_entries)[(s.tx_prod + j) & p.tx_mask];
-      d.addr = addr;
-      d.len = len;
-      d.options = 0;
+    for (uint32_t k = lane; k < per; k += lanes) {
+      xdp_desc& d = static_cast<xdp_desc*>(p.tx_entries)[(s.tx_prod + j * per + k) & p.tx_mask];
+      const uint32_t lo = k * p.buffer_bytes;
+      d.addr = buffer(turn + k);
+      d.len = len - lo < p.buffer_bytes ? len - lo : p.buffer_bytes;
+      d.options = k + 1 < per ? XDP_PKT_CONTD : 0;
     }
   }
 
@@ -138,13 +152,13 @@ struct XskSendDriver {
       for (uint32_t i = 0; i < s.ncomp; ++i) s.c.bad_completions += s.bad[i];
       s.completed += s.ncomp;
       s.comp_cons += s.ncomp;
-      s.c.packets_completed = s.completed;
+      s.c.packets_completed = s.completed / p.buffers_per_packet;
       store_release(p.comp_consumer, s.comp_cons);  // the kernel may reuse those slots
     }
     if (s.n) {
-      s.posted += s.n;
-      s.tx_prod += s.n;
-      s.c.packets_posted = s.posted;
+      s.posted += uint64_t{s.n} * p.buffers_per_packet;
+      s.tx_prod += s.n * p.buffers_per_packet;
+      s.c.packets_posted = s.posted / p.buffers_per_packet;
       ++s.c.batches;
       store_release(p.tx_producer, s.tx_prod);  // the packets are the kernel's to send
       store_release(&p.control->taken, s.taken);  // and those frames' memory is free again

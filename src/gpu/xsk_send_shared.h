@@ -12,7 +12,7 @@ namespace netdaq::gpu::detail {
 struct XskSendCounters {
   uint64_t frames_sent = 0;
   uint64_t packets_posted = 0;
-  uint64_t packets_completed = 0;
+  uint64_t packets_completed = 0;  // whole packets: every buffer of theirs back
   uint64_t bad_completions = 0;
   uint64_t batches = 0;
 };
@@ -47,6 +47,10 @@ struct XskSendParams {
   std::byte* umem = nullptr;
   const uint64_t* buffers = nullptr;  // UMEM offsets, used in turn (the kernel completes in order)
   uint32_t nbuffers = 0;
+  // A packet larger than one buffer is written across buffers_per_packet buffers of
+  // buffer_bytes each (a multiple of 8), all but the last descriptor marked XDP_PKT_CONTD.
+  uint32_t buffer_bytes = 0;
+  uint32_t buffers_per_packet = 1;
   // Packet layout: headers, then the UDP payload (sequence at seq_offset, samples at
   // payload_offset, the rest zero).
   unsigned char headers[kXskMaxHeaderBytes] = {};

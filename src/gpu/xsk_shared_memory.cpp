@@ -4,52 +4,24 @@
 
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 
 #include "gpu/cuda_check.h"
 
 namespace netdaq::gpu::detail {
 
-namespace {
-
-// Freeing pinned or device memory waits for the whole device, so while another XSK driver's
-// persistent kernel runs (a receiver's, when a sender goes first) it would wait forever.
-// Memory of GPU drivers is freed when the last of them goes; until then it waits here. (The
-// rings' registrations go at once: the socket unmaps them next, and a new socket may map
-// its rings at the same addresses.) Not enough yet: on the H200, destroying a GPU sender
-// while a GPU receiver's kernel ran still hung (docs/gpu-afxdp.md, limits).
-struct Graveyard {
-  std::mutex mutex;
-  int live = 0;  // GPU drivers' memories not yet destroyed
-  std::vector<void*> device, pinned;
-};
-
-Graveyard& graveyard() {
-  static Graveyard g;
-  return g;
-}
-
-}  // namespace
-
 XskSharedMemory::XskSharedMemory(bool gpu, std::string who) : gpu_(gpu), who_(std::move(who)) {
-  if (!gpu_) return;
-  Graveyard& g = graveyard();
-  std::lock_guard lock(g.mutex);
-  ++g.live;
+  if (gpu_) hold_.emplace();
 }
 
+// The driver has exited. Its rings' registrations go at once (the socket unmaps them next, and
+// a new socket may map its rings at the same addresses); its memory when no other GPU driver
+// runs (free_when_idle.h), and this one's hold last.
 XskSharedMemory::~XskSharedMemory() {
   if (!gpu_) return;
   for (void* p : registered_) (void)cudaHostUnregister(p);
-  Graveyard& g = graveyard();
-  std::lock_guard lock(g.mutex);
-  g.device.insert(g.device.end(), device_.begin(), device_.end());
-  g.pinned.insert(g.pinned.end(), pinned_.begin(), pinned_.end());
-  if (--g.live > 0) return;
-  for (void* p : g.device) (void)cudaFree(p);
-  for (void* p : g.pinned) (void)cudaFreeHost(p);
-  g.device.clear();
-  g.pinned.clear();
+  for (void* p : device_) free_when_idle([p] { (void)cudaFree(p); });
+  for (void* p : pinned_) free_when_idle([p] { (void)cudaFreeHost(p); });
+  hold_.reset();
 }
 
 void require_gpu_reachable_umem(const Config& c, std::string_view interface, bool rx, uint16_t queue,

@@ -2,17 +2,19 @@
 // with the kernel: control blocks and rings allocated here (mapped pinned host memory when
 // the driver is a GPU kernel, plain host memory for a CPU thread), the kernel's ring mappings
 // registered with CUDA, and every address as the driver sees it. Frees all of it when
-// destroyed (GPU drivers': once no other GPU driver's memory is alive, since freeing waits
-// for the device and another driver's kernel never ends).
+// destroyed (GPU drivers': once no other GPU driver runs, free_when_idle.h). A GPU driver's
+// memory holds a PersistentKernelHold from before its kernel starts until after it exits.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "gpu/free_when_idle.h"
 #include "netdaq/config.h"
 #include "netdaq/shared_rings.h"
 
@@ -60,6 +62,7 @@ class XskSharedMemory {
   std::string who_;
   std::vector<void*> pinned_, registered_, device_;
   std::vector<std::unique_ptr<std::byte[]>> plain_;
+  std::optional<PersistentKernelHold> hold_;
 };
 
 }  // namespace netdaq::gpu::detail

@@ -39,6 +39,16 @@ TEST(XskGpuReceive, GpuKernelCountsPacketsWithNoFrameBufferAndRecovers) {
   xsk_no_buffer(gpu_scenario());
 }
 
+TEST(XskGpuReceive, GpuKernelPlacesJumboPacketsOfThreeBuffers) {
+  NDQ_REQUIRE_GPU();
+  xsk_jumbo_packets(gpu_scenario());
+}
+
+TEST(XskGpuReceive, GpuKernelKilledWithItsProcessLeavesAQueueANewSessionOpens) {
+  NDQ_REQUIRE_GPU();
+  xsk_receiver_killed_then_reopened(gpu_scenario());
+}
+
 TEST(XskGpuReceive, GpuKernelSessionAfterSessionOnOneVeth) {
   NDQ_REQUIRE_GPU();
   xsk_session_after_session(gpu_scenario());

@@ -50,9 +50,26 @@ TEST(XskGpuSend, GpuKernelToGpuKernelEveryFrameByteForByte) {
   xsk_send_round_trip(gpu_sender(XskFrameReceiver::Driver::gpu));
 }
 
+TEST(XskGpuSend, GpuKernelSendsJumboFramesAcrossThreeBuffersToACpuReceiver) {
+  NDQ_REQUIRE_GPU();
+  xsk_send_jumbo_round_trip(gpu_sender(XskFrameReceiver::Driver::cpu));
+}
+
+TEST(XskGpuSend, GpuKernelToGpuKernelJumboFramesAcrossThreeBuffers) {
+  NDQ_REQUIRE_GPU();
+  xsk_send_jumbo_round_trip(gpu_sender(XskFrameReceiver::Driver::gpu));
+}
+
 TEST(XskGpuSend, GpuKernelSessionAfterSessionOnOneVeth) {
   NDQ_REQUIRE_GPU();
   xsk_send_session_after_session(gpu_sender(XskFrameReceiver::Driver::cpu));
+}
+
+// The old sender's session frees its mapped UMEM while the receiver's kernel runs: freed
+// once no GPU driver runs (cudaFreeHost would wait for that kernel forever: this hung).
+TEST(XskGpuSend, GpuSenderReplacedWhileAGpuReceiverRuns) {
+  NDQ_REQUIRE_GPU();
+  xsk_sender_replaced_while_receiving(gpu_sender(XskFrameReceiver::Driver::gpu));
 }
 
 TEST(XskGpuSend, UmemTheGpuCannotWriteIsRefusedBeforeTheRingsAreTaken) {

@@ -26,18 +26,11 @@ constexpr size_t kHeaders = 14 + 20 + 8;  // Ethernet, IPv4, UDP
 constexpr size_t kChunk = 4096;
 constexpr size_t kRoom = kChunk - 256;    // a chunk less XDP_PACKET_HEADROOM
 
-void set_mtu(NetnsLab& lab, const NetnsLab::Side& s, int mtu) {
-  std::string out;
-  const int rc = lab.exec_in(s.ns, {"ip", "link", "set", "dev", s.veth, "mtu", std::to_string(mtu)}, &out);
-  if (rc != 0) throw std::runtime_error("ip link set mtu " + std::to_string(mtu) + " failed: " + out);
-}
-
 // A lab with both veth ends at `mtu` and B's ARP entry for A resolved (a ping), so that the
 // kernel sender queues nothing behind ARP.
 struct JumboLab {
   explicit JumboLab(int mtu) {
-    set_mtu(lab, lab.a(), mtu);
-    set_mtu(lab, lab.b(), mtu);
+    lab.set_mtu(mtu);
     std::string out;
     if (lab.exec_in(lab.b().ns, {"ping", "-c", "1", "-W", "2", lab.a().ip4}, &out) != 0)
       throw std::runtime_error("ping A from B failed: " + out);

@@ -171,6 +171,14 @@ std::string NetnsLab::mac(const Side& s) const {
   return out.substr(at + 11, 17);
 }
 
+void NetnsLab::set_mtu(int mtu) const {
+  for (const Side* s : {&a_, &b_}) {
+    std::string out;
+    if (run_command(in_ns(s->ns, {"ip", "link", "set", "dev", s->veth, "mtu", std::to_string(mtu)}), &out) != 0)
+      throw std::runtime_error("netns lab: ip link set " + s->veth + " mtu " + std::to_string(mtu) + ": " + out);
+  }
+}
+
 std::array<uint8_t, 6> mac_bytes(const std::string& text) {
   const auto mac = netdaq::detail::parse_mac(text);
   if (!mac) throw std::runtime_error("bad MAC " + text);

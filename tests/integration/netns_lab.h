@@ -60,6 +60,8 @@ class NetnsLab {
 
   // The MAC address of a side's veth ("aa:bb:cc:dd:ee:ff").
   std::string mac(const Side& s) const;
+  // Both veth ends at `mtu` (jumbo frames). Throws std::runtime_error.
+  void set_mtu(int mtu) const;
 
   // Moves the calling thread into namespace ns. Throws std::runtime_error.
   static void enter(const std::string& ns);

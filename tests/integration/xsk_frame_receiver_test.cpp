@@ -34,6 +34,16 @@ TEST(XskFrameReceiver, CpuDriverCountsPacketsWithNoFrameBufferAndRecovers) {
   xsk_no_buffer(cpu_scenario());
 }
 
+TEST(XskFrameReceiver, CpuDriverPlacesJumboPacketsOfThreeBuffers) {
+  NDQ_REQUIRE_GPU_BUILD();
+  xsk_jumbo_packets(cpu_scenario());
+}
+
+TEST(XskFrameReceiver, CpuDriverKilledWithItsProcessLeavesAQueueANewSessionOpens) {
+  NDQ_REQUIRE_GPU_BUILD();
+  xsk_receiver_killed_then_reopened(cpu_scenario());
+}
+
 TEST(XskFrameReceiver, CpuDriverSessionAfterSessionOnOneVeth) {
   NDQ_REQUIRE_GPU_BUILD();
   xsk_session_after_session(cpu_scenario());

@@ -34,6 +34,11 @@ TEST(XskFrameSender, CpuDriverSendsEveryFrameByteForByte) {
   xsk_send_round_trip(cpu_scenario());
 }
 
+TEST(XskFrameSender, CpuDriverSendsJumboFramesAcrossThreeBuffersEach) {
+  NDQ_REQUIRE_GPU_BUILD();
+  xsk_send_jumbo_round_trip(cpu_scenario());
+}
+
 TEST(XskFrameSender, CpuDriverSessionAfterSessionOnOneVeth) {
   NDQ_REQUIRE_GPU_BUILD();
   xsk_send_session_after_session(cpu_scenario());
@@ -97,8 +102,16 @@ TEST(TxRingHandover, GivesRingsBuffersAndHeadersOnceAndOnlyWhereTheKernelSharesT
   auto s = tx_session(lab);
   TxQueue& txq = s->tx_queue("x0");
   // A payload that does not fit a buffer with the headers.
-  EXPECT_NE(refusal([&] { txq.hand_over_rings(2048, 64); }, Errc::unsupported).find("buf_size 2048"), std::string::npos);
+  // More than 16 buffers for one packet: refused (a multi-buffer socket takes a packet of up to
+  // 16; a single-buffer one, of one).
+  EXPECT_NE(refusal([&] { txq.hand_over_rings(40000, 64); }, Errc::unsupported).find("buf_size 2048"), std::string::npos);
+  const bool multi = txq.stats().mode.find("multi-buffer") != std::string::npos;
+  if (!multi) {
+    EXPECT_NE(refusal([&] { txq.hand_over_rings(2048, 64); }, Errc::unsupported).find("single-buffer"), std::string::npos);
+  }
   const HandedOverTxRings r = txq.hand_over_rings(1008, 64);
+  EXPECT_EQ(r.multi_buffer, multi);
+  EXPECT_EQ(r.buffer_bytes, 2048u);
   EXPECT_EQ(r.buffers.size(), 64u);
   for (uint64_t b : r.buffers) EXPECT_EQ(b % r.chunk, 0u);
   EXPECT_EQ(r.chunk, 2048u);

@@ -12,6 +12,7 @@
 
 #include "afxdp_util.h"
 #include "netdaq/netdaq.h"
+#include "xsk_receiver_child.h"
 
 namespace ndqtest {
 
@@ -26,21 +27,21 @@ constexpr uint32_t kPerFrame = 8;
 
 std::byte sample(uint64_t seq, uint32_t i) { return static_cast<std::byte>((seq * 131 + i * 7 + 1) & 0xff); }
 
-Bytes packet(uint64_t seq) {
-  Bytes b(kHeader + kSamples);
+Bytes packet(uint64_t seq, uint32_t samples = kSamples) {
+  Bytes b(kHeader + samples);
   for (int k = 0; k < 4; ++k) b[k] = static_cast<std::byte>(seq >> (24 - 8 * k));
-  for (uint32_t i = 0; i < kSamples; ++i) b[kHeader + i] = sample(seq, i);
+  for (uint32_t i = 0; i < samples; ++i) b[kHeader + i] = sample(seq, i);
   return b;
 }
 
-ReorderConfig reorder(uint32_t buffers) {
+ReorderConfig reorder(uint32_t buffers, uint32_t samples = kSamples) {
   ReorderConfig r;
   r.name = "xsk0";
   r.queue = 0;
   r.seq_offset = 0;
   r.seq_bits = 32;
   r.payload_offset = kHeader;
-  r.payload_size = kSamples;
+  r.payload_size = samples;
   r.packets_per_frame = kPerFrame;
   r.max_open_frames = 4;
   r.frame_buffers = buffers;
@@ -57,10 +58,11 @@ struct Rig {
   Socket tx;
   size_t sent = 0;
 
-  Rig(NetnsLab& l, const XskScenario& s, uint32_t buffers) : lab(l), scenario(s) {
+  Rig(NetnsLab& l, const XskScenario& s, uint32_t buffers, uint32_t samples = kSamples, uint32_t buf_size = 2048)
+      : lab(l), scenario(s) {
     port = free_port(SOCK_DGRAM);
-    session = afxdp_port_session(lab, port, s.region);
-    rx = std::make_unique<XskFrameReceiver>(*session, "x0", reorder(buffers), s.driver);
+    session = afxdp_port_session(lab, port, s.region, buf_size);
+    rx = std::make_unique<XskFrameReceiver>(*session, "x0", reorder(buffers, samples), s.driver);
     tx = lab.run_in(lab.b().ns, [] { return Socket::udp(); });
   }
 
@@ -106,11 +108,11 @@ struct Rig {
 };
 
 // Frame fi's expected bytes: each slot its packet's samples, zeros where `missing` says.
-std::vector<std::byte> expected_frame(uint64_t fi, uint64_t missing_mask) {
-  std::vector<std::byte> e(size_t{kPerFrame} * kSamples, std::byte{0});
+std::vector<std::byte> expected_frame(uint64_t fi, uint64_t missing_mask, uint32_t samples = kSamples) {
+  std::vector<std::byte> e(size_t{kPerFrame} * samples, std::byte{0});
   for (uint32_t slot = 0; slot < kPerFrame; ++slot) {
     if ((missing_mask >> slot) & 1) continue;
-    for (uint32_t i = 0; i < kSamples; ++i) e[size_t{slot} * kSamples + i] = sample(fi * kPerFrame + slot, i);
+    for (uint32_t i = 0; i < samples; ++i) e[size_t{slot} * samples + i] = sample(fi * kPerFrame + slot, i);
   }
   return e;
 }
@@ -123,15 +125,21 @@ std::vector<std::byte> read_host_frame(const gpu::Frame& f) {
   return b;
 }
 
-std::unique_ptr<Session> afxdp_port_session(NetnsLab& lab, uint16_t port, MemoryKind region) {
+Config afxdp_port_config(const std::string& veth, uint16_t port, MemoryKind region, uint32_t buf_size) {
   AfxdpIface iface;
-  iface.dev = lab.a().veth;
+  iface.buf_size = buf_size;
+  iface.dev = veth;
   iface.rx_queues = {0};
   iface.flows = {udp_flow(1, 0, port)};
   iface.num_bufs = 4096;
   Config cfg = iface.build();
   cfg.memory_regions[0].kind = region;
   if (region == MemoryKind::mapped || region == MemoryKind::pinned) cfg.memory_regions[0].gpu = 0;
+  return cfg;
+}
+
+std::unique_ptr<Session> afxdp_port_session(NetnsLab& lab, uint16_t port, MemoryKind region, uint32_t buf_size) {
+  const Config cfg = afxdp_port_config(lab.a().veth, port, region, buf_size);
   return lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(cfg); });
 }
 
@@ -259,6 +267,65 @@ void xsk_session_after_session(const XskScenario& s) {
     }
     EXPECT_FALSE(xdp_attached(lab, lab.a())) << "round " << round << " left its XDP program on " << lab.a().veth;
   }
+}
+
+}  // namespace ndqtest
+
+namespace ndqtest {
+
+void xsk_receiver_killed_then_reopened(const XskScenario& s) {
+  NDQ_REQUIRE_AFXDP();
+  NetnsLab lab;
+  const uint16_t port = free_port(SOCK_DGRAM);
+  {
+    ReceiverChild child(lab.a().ns, lab.a().veth, port, s.driver);
+    Socket tx = lab.run_in(lab.b().ns, [] { return Socket::udp(); });
+    for (uint64_t seq = 0; seq < 64 * kPerFrame; ++seq) {  // the driver busy when it dies
+      ASSERT_TRUE(tx.send_to(lab.a().ip4, port, packet(seq)));
+      if (seq % 32 == 31) std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+    EXPECT_TRUE(child.kill()) << "the receiver's process ended before it was killed";
+  }
+  // A new session on the same veth and queue, its receiver placing every frame.
+  {
+    Rig rig(lab, s, 8);
+    for (uint64_t seq = 0; seq < 8 * kPerFrame; ++seq) rig.send(packet(seq));
+    rig.take(8);
+    ASSERT_EQ(rig.infos.size(), 8u);
+    for (uint64_t fi = 0; fi < 8; ++fi) {
+      EXPECT_EQ(rig.infos[fi].first.index, fi);
+      EXPECT_TRUE(rig.bytes[fi] == expected_frame(fi, 0)) << "frame " << fi;
+    }
+    EXPECT_EQ(rig.rx->stats().packets_placed, 8u * kPerFrame);
+  }
+  EXPECT_FALSE(xdp_attached(lab, lab.a())) << "an XDP program was left on " << lab.a().veth;
+}
+
+}  // namespace ndqtest
+
+namespace ndqtest {
+
+void xsk_jumbo_packets(const XskScenario& s) {
+  NDQ_REQUIRE_AFXDP();
+  constexpr uint32_t kJumbo = 8192;  // 8,242 bytes on the wire: three 4096-byte UMEM buffers
+  constexpr uint64_t kFrames = 24;
+  NetnsLab lab;
+  lab.set_mtu(9000);
+  Rig rig(lab, s, 64, kJumbo, 4096);
+  for (uint64_t seq = 0; seq < kFrames * kPerFrame; ++seq) rig.send(packet(seq, kJumbo));
+  rig.take(kFrames);
+  rig.rx->stop();
+  rig.drain();
+  const gpu::PipelineStats st = rig.rx->stats();
+  EXPECT_EQ(st.packets_in + rig.kernel_drops(), rig.sent);
+  EXPECT_EQ(st.packets_placed, kFrames * kPerFrame);
+  EXPECT_EQ(st.malformed + st.duplicate + st.late + st.no_buffer, 0u);
+  ASSERT_EQ(rig.infos.size(), kFrames);
+  for (uint64_t fi = 0; fi < kFrames; ++fi) {
+    EXPECT_EQ(rig.infos[fi].first.index, fi);
+    EXPECT_TRUE(rig.bytes[fi] == expected_frame(fi, 0, kJumbo)) << "frame " << fi;
+  }
+  EXPECT_NE(rig.session->rx_queue("x0", 0).stats().mode.find("multi-buffer"), std::string::npos);
 }
 
 }  // namespace ndqtest

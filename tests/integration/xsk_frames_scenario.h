@@ -32,9 +32,14 @@ struct XskScenario {
 // A frame in host memory (the CPU driver's) as bytes.
 std::vector<std::byte> read_host_frame(const netdaq::gpu::Frame& f);
 
+// afxdp interface "x0" on `veth`: rx queue 0 (direct) takes UDP port `port`; its UMEM a
+// region of kind `region`.
+netdaq::Config afxdp_port_config(const std::string& veth, uint16_t port, netdaq::MemoryKind region,
+                                 uint32_t buf_size = 2048);
 // A session in namespace A with afxdp interface "x0" on A's veth: rx queue 0 (direct) takes
 // UDP port `port`; its UMEM is a region of kind `region` (GPU 0 where that matters).
-std::unique_ptr<netdaq::Session> afxdp_port_session(NetnsLab& lab, uint16_t port, netdaq::MemoryKind region);
+std::unique_ptr<netdaq::Session> afxdp_port_session(NetnsLab& lab, uint16_t port, netdaq::MemoryKind region,
+                                                    uint32_t buf_size = 2048);
 // A session in namespace A with afxdp interface "x0" on A's veth: rx queue 0 in `mode`.
 std::unique_ptr<netdaq::Session> afxdp_rx_session(NetnsLab& lab, netdaq::PollMode mode = netdaq::PollMode::direct);
 
@@ -48,5 +53,12 @@ void xsk_no_buffer(const XskScenario& s);
 // Three sessions one after another on the same veth, each with a receiver (stopped, or only
 // destroyed): each places its frames, and none leaves its XDP program behind.
 void xsk_session_after_session(const XskScenario& s);
+// Packets of 8,192 sample bytes from a kernel UDP socket at MTU 9000 over 4096-byte UMEM
+// buffers (three descriptors each, multi-buffer): every frame placed byte-identical.
+void xsk_jumbo_packets(const XskScenario& s);
+// A receiver in another process (this test binary again) is killed (SIGKILL) while its driver
+// runs and packets arrive: a new session on the same veth opens, places every frame
+// byte-identical, and leaves no XDP program behind (xsk_killed_scenario.cpp).
+void xsk_receiver_killed_then_reopened(const XskScenario& s);
 
 }  // namespace ndqtest

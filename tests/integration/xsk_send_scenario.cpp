@@ -18,17 +18,25 @@ using gpu::XskFrameSender;
 
 namespace {
 
-constexpr uint32_t kSamples = 1000;
 constexpr uint32_t kPerFrame = 8;
 
-ReorderConfig reorder() {
+// Packets of 1,000 sample bytes at the default MTU, or of 8,192 (8,242 bytes on the wire) at
+// MTU 9000 over 4096-byte UMEM buffers: three buffers each, sent and received multi-buffer.
+struct Shape {
+  uint32_t samples = 1000;
+  int mtu = 0;  // 0: the veth's default
+  uint32_t buf_size = 2048;
+};
+constexpr Shape kJumbo{8192, 9000, 4096};
+
+ReorderConfig reorder(const Shape& shape) {
   ReorderConfig r;
   r.name = "xsk0";
   r.queue = 0;
   r.seq_offset = 0;
   r.seq_bits = 32;
   r.payload_offset = 8;
-  r.payload_size = kSamples;
+  r.payload_size = shape.samples;
   r.packets_per_frame = kPerFrame;
   r.max_open_frames = 4;
   r.frame_buffers = 64;
@@ -36,8 +44,8 @@ ReorderConfig reorder() {
   return r;
 }
 
-std::vector<std::byte> frame_bytes(uint64_t index, int round) {
-  std::vector<std::byte> b(size_t{kSamples} * kPerFrame);
+std::vector<std::byte> frame_bytes(uint64_t index, int round, const Shape& shape = {}) {
+  std::vector<std::byte> b(size_t{shape.samples} * kPerFrame);
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::byte>((index * 37 + i * 11 + round * 5 + 3) & 0xff);
   return b;
 }
@@ -46,6 +54,7 @@ std::vector<std::byte> frame_bytes(uint64_t index, int round) {
 struct SendRig {
   NetnsLab& lab;
   const XskSendScenario& s;
+  Shape shape;
   uint16_t port = free_port(SOCK_DGRAM);
   std::vector<std::shared_ptr<const void>> uploaded;  // outlives the sender, which reads it
   std::unique_ptr<Session> rx_session, tx_session;
@@ -54,9 +63,10 @@ struct SendRig {
   std::vector<gpu::FrameInfo> infos;
   std::vector<std::vector<std::byte>> got;
 
-  SendRig(NetnsLab& l, const XskSendScenario& sc) : lab(l), s(sc) {
-    rx_session = afxdp_port_session(lab, port, s.receiver_region);
-    rx = std::make_unique<XskFrameReceiver>(*rx_session, "x0", reorder(), s.receiver);
+  SendRig(NetnsLab& l, const XskSendScenario& sc, const Shape& sh = {}) : lab(l), s(sc), shape(sh) {
+    if (shape.mtu) lab.set_mtu(shape.mtu);
+    rx_session = afxdp_port_session(lab, port, s.receiver_region, shape.buf_size);
+    rx = std::make_unique<XskFrameReceiver>(*rx_session, "x0", reorder(shape), s.receiver);
     start_sender();
   }
 
@@ -65,12 +75,13 @@ struct SendRig {
     tx.reset();
     tx_session.reset();
     AfxdpIface iface{.dev = lab.b().veth, .tx_queue = 0,
-                     .destination = "udp://" + lab.a().ip4 + ":" + std::to_string(port), .dst_mac = lab.mac(lab.a())};
+                     .destination = "udp://" + lab.a().ip4 + ":" + std::to_string(port), .dst_mac = lab.mac(lab.a()),
+                     .buf_size = shape.buf_size};
     Config cfg = iface.build();
     cfg.memory_regions[0].kind = s.sender_region;
     if (s.sender_region == MemoryKind::mapped || s.sender_region == MemoryKind::pinned) cfg.memory_regions[0].gpu = 0;
     tx_session = lab.run_in(lab.b().ns, [&] { return std::make_unique<Session>(cfg); });
-    gpu::XskSendLayout layout = gpu::XskSendLayout::matching(reorder());
+    gpu::XskSendLayout layout = gpu::XskSendLayout::matching(reorder(shape));
     layout.buffers = 256;
     tx = std::make_unique<XskFrameSender>(*tx_session, "x0", 0, layout, s.sender);
   }
@@ -86,7 +97,7 @@ struct SendRig {
   // quarter of the receiver's frame buffers; its RX ring never fills), each within 20 s.
   void send(uint64_t first, uint64_t n, int round) {
     for (uint64_t i = first; i < first + n; ++i) {
-      uploaded.push_back(s.upload(frame_bytes(i, round)));
+      uploaded.push_back(s.upload(frame_bytes(i, round, shape)));
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
       for (drain(); infos.size() + 16 <= i - first || !tx->send(uploaded.back().get(), i); drain()) {
         ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "frame " << i << " was not taken within 20 s";
@@ -110,13 +121,14 @@ struct SendRig {
 
 }  // namespace
 
-void xsk_send_round_trip(const XskSendScenario& s) {
+namespace {
+
+void round_trip(const XskSendScenario& s, const Shape& shape, uint64_t kFrames) {
   NDQ_REQUIRE_AFXDP();
   NetnsLab lab;
-  SendRig rig(lab, s);
+  SendRig rig(lab, s, shape);
   // The queue's own allocate() no longer hands out buffers.
   EXPECT_EQ(rig.tx_session->tx_queue("x0", 0).allocate(8).size(), 0u);
-  constexpr uint64_t kFrames = 120;
   rig.send(0, kFrames, 0);
   rig.finish(kFrames * kPerFrame);
 
@@ -142,9 +154,18 @@ void xsk_send_round_trip(const XskSendScenario& s) {
   for (uint64_t i = 0; i < kFrames; ++i) {
     EXPECT_EQ(rig.infos[i].index, i);
     EXPECT_EQ(rig.infos[i].received, kPerFrame) << "frame " << i;
-    EXPECT_TRUE(rig.got[i] == frame_bytes(i, 0)) << "frame " << i << "'s bytes differ from what was queued";
+    EXPECT_TRUE(rig.got[i] == frame_bytes(i, 0, shape)) << "frame " << i << "'s bytes differ from what was queued";
+  }
+  if (shape.mtu) {  // every packet went as three descriptors and came as three
+    EXPECT_NE(rig.tx_session->tx_queue("x0", 0).stats().mode.find("multi-buffer"), std::string::npos);
+    EXPECT_NE(rig.rx_session->rx_queue("x0", 0).stats().mode.find("multi-buffer"), std::string::npos);
   }
 }
+
+}  // namespace
+
+void xsk_send_round_trip(const XskSendScenario& s) { round_trip(s, Shape{}, 120); }
+void xsk_send_jumbo_round_trip(const XskSendScenario& s) { round_trip(s, kJumbo, 60); }
 
 void xsk_send_session_after_session(const XskSendScenario& s) {
   NDQ_REQUIRE_AFXDP();

@@ -31,6 +31,9 @@ struct XskSendScenario {
 // 120 frames of 8 packets (1,000 sample bytes each) sent and received: every frame in order,
 // complete and byte-identical; posted == completed == received, no bad completion.
 void xsk_send_round_trip(const XskSendScenario& s);
+// The same with 8,192 sample bytes a packet at MTU 9000 over 4096-byte UMEM buffers: each
+// packet written across three buffers (XDP_PKT_CONTD) and received as three descriptors.
+void xsk_send_jumbo_round_trip(const XskSendScenario& s);
 // Three sender sessions one after another on the same veth (stopped, or only destroyed):
 // each one's frames arrive.
 void xsk_send_session_after_session(const XskSendScenario& s);

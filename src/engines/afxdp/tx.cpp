@@ -102,9 +102,17 @@ class AfxdpTx final : public TxPort {
       why = "afxdp.tx_raw_frames is set: the queue writes no headers for the new producer to copy";
       return false;
     }
-    if (payload_bytes + head_ > pool_.buf_size()) {
+    // A packet larger than a buffer spans several (XDP_PKT_CONTD), where the socket is
+    // multi-buffer; the kernel takes at most kMaxTxFrags descriptors for one packet.
+    const uint32_t room = pool_.buf_size() & ~7u;  // whole 8-byte words per buffer (the GPU writes words)
+    const uint32_t packet = payload_bytes + head_;
+    const uint32_t spans = (packet + room - 1) / room;
+    if (spans > 1 && (!xsk_->multi_buffer() || spans > kMaxTxFrags)) {
       why = "a payload of " + std::to_string(payload_bytes) + " bytes and " + std::to_string(head_) +
-            " bytes of headers do not fit a buffer of the queue's region (buf_size " + std::to_string(pool_.buf_size()) + ")";
+            " bytes of headers do not fit a buffer of the queue's region (buf_size " + std::to_string(pool_.buf_size()) +
+            ")" +
+            (xsk_->multi_buffer() ? " nor " + std::to_string(kMaxTxFrags) + " of them (the kernel's limit for one packet)"
+                                  : " and the socket is single-buffer (" + xsk_->mode() + ")");
       return false;
     }
     reclaim();
@@ -130,6 +138,8 @@ class AfxdpTx final : public TxPort {
     r.completion = shared_ring(*xsk_->comp(), sizeof(uint64_t));
     r.umem = base_;
     r.chunk = static_cast<uint32_t>(pool_.stride());
+    r.buffer_bytes = room;
+    r.multi_buffer = xsk_->multi_buffer();
     r.umem_bytes = size_t{pool_.capacity()} * pool_.stride();
     r.fd = xsk_->fd();
     r.need_wakeup = xsk_->need_wakeup();
@@ -216,6 +226,9 @@ class AfxdpTx final : public TxPort {
 #else
   static constexpr int kMaxTxSkbBudget = 9;  // linux/if_xdp.h of 6.17+
 #endif
+  // Descriptors of one packet the kernel's copy path takes (MAX_SKB_FRAGS, 17 by default, less
+  // one to stay clear of its edge); zero-copy drivers may take fewer (xdp_zc_max_segs).
+  static constexpr uint32_t kMaxTxFrags = 16;
   uint32_t budget_ = 32;  // descriptors the kernel takes per send call (copy mode)
   QueueResources q_;
   std::shared_ptr<XskSocket> xsk_;
