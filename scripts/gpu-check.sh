@@ -117,7 +117,8 @@ PY
 gtest_run() {
   local name=$1 bin=$2
   shift 2
-  "$bin" --gtest_output=json:"$out/logs/$name.json" "$@" > "$out/logs/$name.log" 2>&1 || rc=1
+  # GTEST_TIMEOUT=S: killed after S seconds (a test that hangs still leaves its log).
+  timeout "${GTEST_TIMEOUT:-0}" "$bin" --gtest_output=json:"$out/logs/$name.json" "$@" > "$out/logs/$name.log" 2>&1 || rc=1
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|Failure|gpu [0-9]+:|->|error" "$out/logs/$name.log" | head -80
   local s
   s=$(skipped "$out/logs/$name.json")
@@ -144,7 +145,15 @@ fleet_tests() {
   grep -E "tests passed|tests failed|\*\*\*Failed|\*\*\*Skipped|Not Run|Total Test time|Failure" "$out/logs/fleet_ctest.log" | head -30
 }
 # GPU-driven AF_XDP receive and send against the CPU-driven paths, one veth (issue 35).
+xsk_jumbo_bench() {
+  echo "== bench xsk_gpu_receive, jumbo (MTU 9000, multi-buffer: 7,600 B fits two AF_XDP buffers, 8,192 B three)"
+  timeout 150 build-gpu/bench/netdaq_bench_xsk_gpu_receive --sizes 7600,8192 --poll-us 10000 --frame-packets 256 \
+    --json "$out/xsk_gpu_receive_jumbo.json" > "$out/logs/xsk_gpu_receive_jumbo.log" 2>&1 \
+    || { echo "FAILED: bench xsk_gpu_receive jumbo (exit $?)"; rc=1; }
+  cat "$out/logs/xsk_gpu_receive_jumbo.log"
+}
 xsk_benches() {
+  [ "${1:-}" = jumbo ] && { xsk_jumbo_bench; return; }
   echo "== bench xsk_gpu_receive (GPU-driven afxdp receive vs the CPU loop and the CPU-polled pipeline, veth)"
   timeout 300 build-gpu/bench/netdaq_bench_xsk_gpu_receive --poll-us 200,10000 --json "$out/xsk_gpu_receive.json" \
     > "$out/logs/xsk_gpu_receive.log" 2>&1 || { echo "FAILED: bench xsk_gpu_receive (exit $?)"; rc=1; }
@@ -154,11 +163,7 @@ xsk_benches() {
     --json "$out/xsk_gpu_receive_256.json" > "$out/logs/xsk_gpu_receive_256.log" 2>&1 \
     || { echo "FAILED: bench xsk_gpu_receive 256 (exit $?)"; rc=1; }
   cat "$out/logs/xsk_gpu_receive_256.log"
-  echo "== bench xsk_gpu_receive, jumbo (MTU 9000, multi-buffer: 7,600 B fits two AF_XDP buffers, 8,192 B three)"
-  timeout 150 build-gpu/bench/netdaq_bench_xsk_gpu_receive --sizes 7600,8192 --poll-us 10000 --frame-packets 256 \
-    --json "$out/xsk_gpu_receive_jumbo.json" > "$out/logs/xsk_gpu_receive_jumbo.log" 2>&1 \
-    || { echo "FAILED: bench xsk_gpu_receive jumbo (exit $?)"; rc=1; }
-  cat "$out/logs/xsk_gpu_receive_jumbo.log"
+  xsk_jumbo_bench
   echo "== bench xsk_gpu_send (GPU-driven afxdp send vs the CPU loop and netdaq's CPU afxdp sender, veth)"
   timeout 240 build-gpu/bench/netdaq_bench_xsk_gpu_send --json "$out/xsk_gpu_send.json" \
     > "$out/logs/xsk_gpu_send.log" 2>&1 || { echo "FAILED: bench xsk_gpu_send (exit $?)"; rc=1; }
@@ -170,8 +175,8 @@ if [ "$what" != bench ]; then
     echo "== GPU tests matching ${2:?gpu-filter needs a gtest filter}"
     export CUDA_MODULE_LOADING=EAGER
     gtest_run gpu_tests_filtered build-gpu/tests/gpu/netdaq_gpu_tests --gtest_filter="$2"
-    # XSK_BENCH=1: the GPU-driven AF_XDP benchmarks too.
-    [ -n "${XSK_BENCH:-}" ] && xsk_benches
+    # XSK_BENCH=1: the GPU-driven AF_XDP benchmarks too (XSK_BENCH=jumbo: only the jumbo rows).
+    [ -n "${XSK_BENCH:-}" ] && xsk_benches "$XSK_BENCH"
     [ $rc = 0 ] && echo "gpu-check gpu-filter: passed" || echo "gpu-check gpu-filter: FAILED"
     exit $rc
   fi

@@ -4,21 +4,57 @@
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <utility>
 
 #include "gpu/cuda_check.h"
 
 namespace netdaq::gpu::detail {
 
+namespace {
+
+// Ring mappings whose unregistering waits for the device (free_when_idle.h): CUDA still
+// knows them at their addresses, where the socket's next mapping may land.
+struct StaleRegistrations {
+  std::mutex mutex;
+  std::vector<std::pair<uintptr_t, size_t>> spans;
+  bool overlaps(const void* p, size_t bytes) {
+    std::lock_guard lock(mutex);
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    for (const auto& [b, n] : spans)
+      if (a < b + n && b < a + bytes) return true;
+    return false;
+  }
+};
+
+StaleRegistrations& stale() {
+  static StaleRegistrations s;
+  return s;
+}
+
+}  // namespace
+
 XskSharedMemory::XskSharedMemory(bool gpu, std::string who) : gpu_(gpu), who_(std::move(who)) {
   if (gpu_) hold_.emplace();
 }
 
-// The driver has exited. Its rings' registrations go at once (the socket unmaps them next, and
-// a new socket may map its rings at the same addresses); its memory when no other GPU driver
-// runs (free_when_idle.h), and this one's hold last.
+// The driver has exited. Its memory and its rings' registrations go when no other GPU driver
+// runs (free_when_idle.h: freeing and unregistering wait for the device), this one's hold
+// last. A ring's pages stay pinned until then; the socket may unmap them meanwhile.
 XskSharedMemory::~XskSharedMemory() {
   if (!gpu_) return;
-  for (void* p : registered_) (void)cudaHostUnregister(p);
+  for (const auto& [p, bytes] : registered_) {
+    {
+      std::lock_guard lock(stale().mutex);
+      stale().spans.emplace_back(reinterpret_cast<uintptr_t>(p), bytes);
+    }
+    free_when_idle([p] {
+      (void)cudaHostUnregister(p);
+      std::lock_guard lock(stale().mutex);
+      auto& v = stale().spans;
+      std::erase_if(v, [p](const auto& e) { return e.first == reinterpret_cast<uintptr_t>(p); });
+    });
+  }
   for (void* p : device_) free_when_idle([p] { (void)cudaFree(p); });
   for (void* p : pinned_) free_when_idle([p] { (void)cudaFreeHost(p); });
   hold_.reset();
@@ -63,9 +99,14 @@ void XskSharedMemory::register_ring(const SharedRing& r, const char* what) {
   const cudaError_t e = cudaHostRegister(r.span, r.span_bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
+    if (stale().overlaps(r.span, r.span_bytes))
+      throw Error(Errc::resource, who_ + ": the " + what + " ring's mapping landed where a GPU XSK driver's rings, "
+                                         "destroyed while another GPU driver ran, are still registered with CUDA "
+                                         "(unregistering waits for the device, and the other driver's kernel never "
+                                         "ends); stop this process's GPU XSK drivers together, then start new ones");
     throw Error(Errc::unsupported, who_ + ": the " + what + " ring's mapping cannot be registered with CUDA: " + describe(e));
   }
-  registered_.push_back(r.span);
+  registered_.emplace_back(r.span, r.span_bytes);
 }
 
 std::byte* XskSharedMemory::umem(std::byte* host, const char* region_needs) {

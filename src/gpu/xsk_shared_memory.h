@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gpu/free_when_idle.h"
@@ -60,7 +61,8 @@ class XskSharedMemory {
 
   bool gpu_;
   std::string who_;
-  std::vector<void*> pinned_, registered_, device_;
+  std::vector<void*> pinned_, device_;
+  std::vector<std::pair<void*, size_t>> registered_;
   std::vector<std::unique_ptr<std::byte[]>> plain_;
   std::optional<PersistentKernelHold> hold_;
 };
