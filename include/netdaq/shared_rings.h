@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace netdaq {
@@ -22,6 +23,11 @@ struct SharedRing {
   // a GPU driver: cudaHostRegister).
   void* span = nullptr;
   size_t span_bytes = 0;
+  // The span's address, shared with the queue. A new owner that must keep the address its own
+  // after the queue goes (a GPU driver whose CUDA registration of the span outlives the
+  // socket) keeps a copy; a queue that goes first leaves an inaccessible mapping at the span
+  // until the last copy is released, so that no new mapping lands there.
+  std::shared_ptr<void> address_hold;
 };
 
 struct HandedOverRings {

@@ -40,15 +40,17 @@ XskSharedMemory::XskSharedMemory(bool gpu, std::string who) : gpu_(gpu), who_(st
 
 // The driver has exited. Its memory and its rings' registrations go when no other GPU driver
 // runs (free_when_idle.h: freeing and unregistering wait for the device), this one's hold
-// last. A ring's pages stay pinned until then; the socket may unmap them meanwhile.
+// last. Until then a ring's pages stay pinned and its address held (SharedRing::address_hold:
+// a queue that goes first leaves an inaccessible mapping there, no new ring lands on it).
 XskSharedMemory::~XskSharedMemory() {
   if (!gpu_) return;
-  for (const auto& [p, bytes] : registered_) {
+  for (const auto& [p, bytes, address] : registered_) {
     {
       std::lock_guard lock(stale().mutex);
       stale().spans.emplace_back(reinterpret_cast<uintptr_t>(p), bytes);
     }
-    free_when_idle([p] {
+    // The ring's address stays this registration's (address_hold) until it is unregistered.
+    free_when_idle([p, address] {
       (void)cudaHostUnregister(p);
       std::lock_guard lock(stale().mutex);
       auto& v = stale().spans;
@@ -103,10 +105,11 @@ void XskSharedMemory::register_ring(const SharedRing& r, const char* what) {
       throw Error(Errc::resource, who_ + ": the " + what + " ring's mapping landed where a GPU XSK driver's rings, "
                                          "destroyed while another GPU driver ran, are still registered with CUDA "
                                          "(unregistering waits for the device, and the other driver's kernel never "
-                                         "ends); stop this process's GPU XSK drivers together, then start new ones");
+                                         "ends; their address could not be held); stop this process's GPU XSK "
+                                         "drivers together, then start new ones");
     throw Error(Errc::unsupported, who_ + ": the " + what + " ring's mapping cannot be registered with CUDA: " + describe(e));
   }
-  registered_.emplace_back(r.span, r.span_bytes);
+  registered_.push_back({r.span, r.span_bytes, r.address_hold});
 }
 
 std::byte* XskSharedMemory::umem(std::byte* host, const char* region_needs) {

@@ -62,7 +62,12 @@ class XskSharedMemory {
   bool gpu_;
   std::string who_;
   std::vector<void*> pinned_, device_;
-  std::vector<std::pair<void*, size_t>> registered_;
+  struct Registered {
+    void* span;
+    size_t bytes;
+    std::shared_ptr<void> address;  // the ring's address, held until unregistered
+  };
+  std::vector<Registered> registered_;
   std::vector<std::unique_ptr<std::byte[]>> plain_;
   std::optional<PersistentKernelHold> hold_;
 };

@@ -4,6 +4,9 @@
 // packet, in CI. The same scenarios with the GPU drivers: tests/gpu/xsk_gpu_send_test.cpp.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+
 #include <sys/socket.h>
 
 #include <cstring>
@@ -135,6 +138,46 @@ TEST(TxRingHandover, GivesRingsBuffersAndHeadersOnceAndOnlyWhereTheKernelSharesT
   EXPECT_NE(txq.stats().mode.find("rings handed over"), std::string::npos) << txq.stats().mode;
   EXPECT_NE(refusal([&] { txq.hand_over_rings(1008, 64); }, Errc::invalid_config).find("handed over already"),
             std::string::npos);
+}
+
+// The permissions of the mapping at `p` in /proc/self/maps ("rw-s", "---p"), or "" if unmapped.
+std::string mapping_at(const void* p) {
+  std::ifstream maps("/proc/self/maps");
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  for (std::string line; std::getline(maps, line);) {
+    uintptr_t lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) == 3 && lo <= a && a < hi) return perms;
+  }
+  return "";
+}
+
+// A new owner that keeps a ring's address (as a GPU driver does while its CUDA registration of
+// the ring outlives the socket) gets it kept: when the queue goes, an inaccessible mapping holds
+// the span (the socket itself is released: a new session opens the same queue) until the owner
+// lets go. Without a holder the span is simply unmapped.
+TEST(TxRingHandover, AnAddressTheNewOwnerHoldsStaysReservedAfterTheQueueGoes) {
+  NDQ_REQUIRE_AFXDP();
+  NetnsLab lab;
+  std::shared_ptr<void> held;
+  void* tx_span = nullptr;
+  void* comp_span = nullptr;
+  {
+    auto s = tx_session(lab);
+    HandedOverTxRings r = s->tx_queue("x0", 0).hand_over_rings(1008, 64);
+    EXPECT_EQ(mapping_at(r.tx.span), "rw-s");  // the kernel's ring, shared
+    held = r.tx.address_hold;
+    tx_span = r.tx.span;
+    comp_span = r.completion.span;
+  }
+  EXPECT_EQ(mapping_at(tx_span), "---p") << "the held TX ring's span is not reserved";
+  EXPECT_EQ(mapping_at(comp_span), "") << "the completion ring, not held, is not unmapped";
+  {
+    auto s = tx_session(lab);  // the old socket is gone: the queue opens again
+    EXPECT_EQ(s->tx_queue("x0", 0).allocate(4).size(), 4u);
+  }
+  held.reset();
+  EXPECT_EQ(mapping_at(tx_span), "") << "the reservation outlived the last holder";
 }
 
 TEST(XskFrameSender, LayoutItCannotSendIsRefusedNamingTheFieldAndKeepsTheRings) {

@@ -37,6 +37,11 @@ class AfxdpRx final : public RxPort {
     refill();
   }
 
+  ~AfxdpRx() override {
+    release_handed_over(*xsk_->rx(), handed_rx_);
+    release_handed_over(*xsk_->fill(), handed_fill_);
+  }
+
   uint32_t receive(Packet* pkts, uint32_t max, uint64_t& bytes) noexcept override {
     if (__builtin_expect(handed_over_.load(std::memory_order_relaxed), 0)) return 0;  // another consumer owns the rings
     refill();
@@ -109,8 +114,8 @@ class AfxdpRx final : public RxPort {
 
   bool hand_over_rings(HandedOverRings& r) noexcept override {
     handed_over_.store(true, std::memory_order_relaxed);
-    r.rx = shared_ring(*xsk_->rx(), sizeof(xdp_desc));
-    r.fill = shared_ring(*xsk_->fill(), sizeof(uint64_t));
+    r.rx = handed_rx_ = shared_ring(*xsk_->rx(), sizeof(xdp_desc));
+    r.fill = handed_fill_ = shared_ring(*xsk_->fill(), sizeof(uint64_t));
     r.umem = base_;
     r.buffers = pool_.capacity();
     r.chunk = static_cast<uint32_t>(chunk_);
@@ -258,6 +263,7 @@ class AfxdpRx final : public RxPort {
   bool tagged_;          // several flows on this queue: the program tags each packet
   uint32_t only_flow_;   // else the one flow's id (0 without flows)
   std::atomic<bool> handed_over_{false};
+  SharedRing handed_rx_, handed_fill_;  // as handed over (their addresses shared with the new owner)
   std::atomic<uint64_t> wakeups_{0};
   std::atomic<uint64_t> not_udp_{0};  // written by the polling thread only
   std::atomic<uint64_t> multi_{0};    // frames of two buffers handed over (ditto)

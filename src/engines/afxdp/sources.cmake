@@ -15,6 +15,7 @@ list(APPEND NETDAQ_ENGINE_SOURCES
   engines/afxdp/tx_headers.cpp
   engines/afxdp/rx.cpp
   engines/afxdp/tx.cpp
+  engines/afxdp/shared_ring.cpp
   util/libbpf_log.cpp
 )
 list(APPEND NETDAQ_ENGINE_LIBS PkgConfig::LIBXDP PkgConfig::LIBBPF)

@@ -31,7 +31,11 @@ class AfxdpTx final : public TxPort {
   }
 
   ~AfxdpTx() override {
-    if (handed_over_) return;  // the rings and their buffers are someone else's
+    if (handed_over_) {  // the rings and their buffers are someone else's
+      release_handed_over(*xsk_->tx(), handed_tx_);
+      release_handed_over(*xsk_->comp(), handed_comp_);
+      return;
+    }
     // Let the kernel finish what was posted (bounded), so buffers come home.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
     while ((pending() || in_flight_) && std::chrono::steady_clock::now() < deadline) {
@@ -134,8 +138,8 @@ class AfxdpTx final : public TxPort {
     for (uint32_t i : idx) r.buffers.push_back(static_cast<uint64_t>(pool_.address(i) - base_));
     r.headers.resize(head_);
     headers_->write(r.headers.data(), static_cast<uint16_t>(payload_bytes));
-    r.tx = shared_ring(*xsk_->tx(), sizeof(xdp_desc));
-    r.completion = shared_ring(*xsk_->comp(), sizeof(uint64_t));
+    r.tx = handed_tx_ = shared_ring(*xsk_->tx(), sizeof(xdp_desc));
+    r.completion = handed_comp_ = shared_ring(*xsk_->comp(), sizeof(uint64_t));
     r.umem = base_;
     r.chunk = static_cast<uint32_t>(pool_.stride());
     r.buffer_bytes = room;
@@ -238,6 +242,7 @@ class AfxdpTx final : public TxPort {
   std::byte* base_;
   uint64_t in_flight_ = 0;
   bool handed_over_ = false;
+  SharedRing handed_tx_, handed_comp_;  // as handed over (their addresses shared with the new owner)
   static constexpr uint32_t kHot = 512;  // 1 MiB of 2 KiB buffers: what L2 holds
   std::array<uint32_t, kHot> hot_{};      // completed buffers, the last on top (counted free)
   uint32_t hot_n_ = 0;
