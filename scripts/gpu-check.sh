@@ -152,8 +152,18 @@ xsk_jumbo_bench() {
     || { echo "FAILED: bench xsk_gpu_receive jumbo (exit $?)"; rc=1; }
   cat "$out/logs/xsk_gpu_receive_jumbo.log"
 }
+# The CPU's share at its least: 1,024-packet frames taken every 50 ms (per frame and per look,
+# never per packet).
+xsk_lowcpu_bench() {
+  echo "== bench xsk_gpu_receive, least CPU (1,024-packet frames, a look every 50 ms)"
+  timeout 120 build-gpu/bench/netdaq_bench_xsk_gpu_receive --modes gpu --sizes 1400,8192 --poll-us 50000 \
+    --frame-packets 1024 --seconds 3 --json "$out/xsk_gpu_receive_lowcpu.json" > "$out/logs/xsk_gpu_receive_lowcpu.log" 2>&1 \
+    || { echo "FAILED: bench xsk_gpu_receive lowcpu (exit $?)"; rc=1; }
+  cat "$out/logs/xsk_gpu_receive_lowcpu.log"
+}
 xsk_benches() {
   [ "${1:-}" = jumbo ] && { xsk_jumbo_bench; return; }
+  [ "${1:-}" = lowcpu ] && { xsk_lowcpu_bench; return; }
   echo "== bench xsk_gpu_receive (GPU-driven afxdp receive vs the CPU loop and the CPU-polled pipeline, veth)"
   timeout 300 build-gpu/bench/netdaq_bench_xsk_gpu_receive --poll-us 200,10000 --json "$out/xsk_gpu_receive.json" \
     > "$out/logs/xsk_gpu_receive.log" 2>&1 || { echo "FAILED: bench xsk_gpu_receive (exit $?)"; rc=1; }
@@ -164,6 +174,7 @@ xsk_benches() {
     || { echo "FAILED: bench xsk_gpu_receive 256 (exit $?)"; rc=1; }
   cat "$out/logs/xsk_gpu_receive_256.log"
   xsk_jumbo_bench
+  xsk_lowcpu_bench
   echo "== bench xsk_gpu_send (GPU-driven afxdp send vs the CPU loop and netdaq's CPU afxdp sender, veth)"
   timeout 240 build-gpu/bench/netdaq_bench_xsk_gpu_send --json "$out/xsk_gpu_send.json" \
     > "$out/logs/xsk_gpu_send.log" 2>&1 || { echo "FAILED: bench xsk_gpu_send (exit $?)"; rc=1; }
@@ -175,7 +186,7 @@ if [ "$what" != bench ]; then
     echo "== GPU tests matching ${2:?gpu-filter needs a gtest filter}"
     export CUDA_MODULE_LOADING=EAGER
     gtest_run gpu_tests_filtered build-gpu/tests/gpu/netdaq_gpu_tests --gtest_filter="$2"
-    # XSK_BENCH=1: the GPU-driven AF_XDP benchmarks too (XSK_BENCH=jumbo: only the jumbo rows).
+    # XSK_BENCH=1: the GPU-driven AF_XDP benchmarks too (XSK_BENCH=jumbo or lowcpu: only those rows).
     [ -n "${XSK_BENCH:-}" ] && xsk_benches "$XSK_BENCH"
     [ $rc = 0 ] && echo "gpu-check gpu-filter: passed" || echo "gpu-check gpu-filter: FAILED"
     exit $rc
