@@ -138,6 +138,8 @@ Config afxdp_port_config(const std::string& veth, uint16_t port, MemoryKind regi
   return cfg;
 }
 
+ReorderConfig xsk_scenario_reorder(uint32_t buffers) { return reorder(buffers); }
+
 std::unique_ptr<Session> afxdp_port_session(NetnsLab& lab, uint16_t port, MemoryKind region, uint32_t buf_size) {
   const Config cfg = afxdp_port_config(lab.a().veth, port, region, buf_size);
   return lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(cfg); });

@@ -32,6 +32,9 @@ struct XskScenario {
 // A frame in host memory (the CPU driver's) as bytes.
 std::vector<std::byte> read_host_frame(const netdaq::gpu::Frame& f);
 
+// The scenarios' rx.reorder: 8 packets a frame of 1,000 sample bytes after an 8-byte header
+// (the sequence, 32 bits big endian), `buffers` frame buffers.
+netdaq::ReorderConfig xsk_scenario_reorder(uint32_t buffers);
 // afxdp interface "x0" on `veth`: rx queue 0 (direct) takes UDP port `port`; its UMEM a
 // region of kind `region`.
 netdaq::Config afxdp_port_config(const std::string& veth, uint16_t port, netdaq::MemoryKind region,

@@ -30,18 +30,6 @@ namespace {
 constexpr const char* kRole = "NDQ_XSK_CHILD";
 constexpr int kReadyFd = 100;  // the child's end of the pipe it reports on
 
-netdaq::ReorderConfig child_reorder() {
-  netdaq::ReorderConfig r;
-  r.name = "xsk0";
-  r.seq_bits = 32;
-  r.payload_offset = 8;
-  r.payload_size = 1000;
-  r.packets_per_frame = 8;
-  r.max_open_frames = 4;
-  r.frame_buffers = 8;
-  return r;
-}
-
 // The child: "ns veth port gpu|cpu". Reports "R" once the receiver runs (or "E<why>"), then
 // takes frames until killed. Never returns.
 [[noreturn]] void run_child(const std::string& spec) {
@@ -53,7 +41,7 @@ netdaq::ReorderConfig child_reorder() {
     NetnsLab::enter(ns);
     const bool gpu = driver == "gpu";
     netdaq::Session session(afxdp_port_config(veth, port, gpu ? netdaq::MemoryKind::mapped : netdaq::MemoryKind::host));
-    XskFrameReceiver rx(session, "x0", child_reorder(), gpu ? XskFrameReceiver::Driver::gpu : XskFrameReceiver::Driver::cpu);
+    XskFrameReceiver rx(session, "x0", xsk_scenario_reorder(8), gpu ? XskFrameReceiver::Driver::gpu : XskFrameReceiver::Driver::cpu);
     if (write(kReadyFd, "R", 1) != 1) _exit(2);
     for (;;) {
       while (netdaq::gpu::Frame f = rx.next_frame()) {
