@@ -331,3 +331,69 @@ void xsk_jumbo_packets(const XskScenario& s) {
 }
 
 }  // namespace ndqtest
+
+namespace ndqtest {
+
+void xsk_fill_ring_starved(const XskScenario& s) {
+  NDQ_REQUIRE_AFXDP();
+  constexpr uint32_t kUmem = 64;    // buffers lent to the kernel (the fill ring), nobody taking them yet
+  constexpr uint64_t kEarly = 400;  // sent before the receiver starts: 64 placed, 336 dropped
+  constexpr uint64_t kLate = 64;    // sent after: all placed
+  NetnsLab lab;
+  const uint16_t port = free_port(SOCK_DGRAM);
+  Config cfg = afxdp_port_config(lab.a().veth, port, s.region);
+  cfg.interfaces[0].options.get<AfxdpOptions>().fill_ring = kUmem;
+  auto session = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(cfg); });
+  Socket tx = lab.run_in(lab.b().ns, [] { return Socket::udp(); });
+  for (uint64_t seq = 0; seq < kEarly; ++seq) ASSERT_TRUE(tx.send_to(lab.a().ip4, port, packet(seq)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const QueueStats early = session->rx_queue("x0", 0).stats();
+  EXPECT_EQ(early.total_drops(), kEarly - kUmem) << describe(early);
+
+  XskFrameReceiver rx(*session, "x0", reorder(64), s.driver);  // a frame buffer for every frame
+  std::vector<gpu::FrameInfo> infos;
+  std::vector<std::vector<std::byte>> bytes;
+  auto drain = [&] {
+    while (gpu::Frame f = rx.next_frame()) {
+      infos.push_back(f.info());
+      bytes.push_back(s.read_frame(f));
+    }
+  };
+  // Each frame's packets once the receiver has taken every earlier one (their buffers are back
+  // in the fill ring): never starved again, however the threads are scheduled.
+  auto wait_taken = [&](uint64_t n) {
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+         rx.stats().packets_in < n && std::chrono::steady_clock::now() < until; drain())
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  };
+  for (uint64_t seq = kEarly; seq < kEarly + kLate; ++seq) {
+    if (seq % kPerFrame == 0) wait_taken(kUmem + (seq - kEarly));
+    ASSERT_TRUE(tx.send_to(lab.a().ip4, port, packet(seq)));
+    drain();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (rx.stats().packets_in < kUmem + kLate && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  rx.stop();
+  drain();
+
+  // Frames 0-7 (the 64 packets the buffers held), then 50-57; 8-49 never got a packet.
+  const gpu::PipelineStats st = rx.stats();
+  const uint64_t kernel = session->rx_queue("x0", 0).stats().total_drops();
+  EXPECT_EQ(kEarly + kLate, st.packets_in + kernel) << "sent " << kEarly + kLate << ", taken " << st.packets_in
+                                                    << ", the kernel dropped " << kernel;
+  EXPECT_EQ(kernel, kEarly - kUmem);
+  EXPECT_EQ(st.packets_placed, kUmem + kLate);
+  EXPECT_EQ(st.duplicate + st.late + st.malformed + st.no_buffer, 0u);
+  constexpr uint64_t kHeld = kUmem / kPerFrame;  // frames the held buffers complete
+  EXPECT_EQ(st.frames_complete, kHeld + kLate / kPerFrame);
+  EXPECT_EQ(st.frames_skipped, kEarly / kPerFrame - kHeld);
+  ASSERT_EQ(infos.size(), kHeld + kLate / kPerFrame);
+  for (size_t k = 0; k < infos.size(); ++k) {
+    const uint64_t fi = k < kHeld ? k : kEarly / kPerFrame + (k - kHeld);
+    EXPECT_EQ(infos[k].index, fi);
+    EXPECT_TRUE(bytes[k] == expected_frame(fi, 0)) << "frame " << fi;
+  }
+}
+
+}  // namespace ndqtest
