@@ -4,35 +4,10 @@
 
 #include <cstdint>
 #include <cstring>
-#include <mutex>
-#include <utility>
 
 #include "gpu/cuda_check.h"
 
 namespace netdaq::gpu::detail {
-
-namespace {
-
-// Ring mappings whose unregistering waits for the device (free_when_idle.h): CUDA still
-// knows them at their addresses, where the socket's next mapping may land.
-struct StaleRegistrations {
-  std::mutex mutex;
-  std::vector<std::pair<uintptr_t, size_t>> spans;
-  bool overlaps(const void* p, size_t bytes) {
-    std::lock_guard lock(mutex);
-    const auto a = reinterpret_cast<uintptr_t>(p);
-    for (const auto& [b, n] : spans)
-      if (a < b + n && b < a + bytes) return true;
-    return false;
-  }
-};
-
-StaleRegistrations& stale() {
-  static StaleRegistrations s;
-  return s;
-}
-
-}  // namespace
 
 XskSharedMemory::XskSharedMemory(bool gpu, std::string who) : gpu_(gpu), who_(std::move(who)) {
   if (gpu_) hold_.emplace();
@@ -44,19 +19,8 @@ XskSharedMemory::XskSharedMemory(bool gpu, std::string who) : gpu_(gpu), who_(st
 // a queue that goes first leaves an inaccessible mapping there, no new ring lands on it).
 XskSharedMemory::~XskSharedMemory() {
   if (!gpu_) return;
-  for (const auto& [p, bytes, address] : registered_) {
-    {
-      std::lock_guard lock(stale().mutex);
-      stale().spans.emplace_back(reinterpret_cast<uintptr_t>(p), bytes);
-    }
-    // The ring's address stays this registration's (address_hold) until it is unregistered.
-    free_when_idle([p, address] {
-      (void)cudaHostUnregister(p);
-      std::lock_guard lock(stale().mutex);
-      auto& v = stale().spans;
-      std::erase_if(v, [p](const auto& e) { return e.first == reinterpret_cast<uintptr_t>(p); });
-    });
-  }
+  // A ring's address stays this registration's (address_hold) until it is unregistered.
+  for (const auto& [p, address] : registered_) free_when_idle([p, address] { (void)cudaHostUnregister(p); });
   for (void* p : device_) free_when_idle([p] { (void)cudaFree(p); });
   for (void* p : pinned_) free_when_idle([p] { (void)cudaFreeHost(p); });
   hold_.reset();
@@ -101,15 +65,14 @@ void XskSharedMemory::register_ring(const SharedRing& r, const char* what) {
   const cudaError_t e = cudaHostRegister(r.span, r.span_bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    if (stale().overlaps(r.span, r.span_bytes))
-      throw Error(Errc::resource, who_ + ": the " + what + " ring's mapping landed where a GPU XSK driver's rings, "
-                                         "destroyed while another GPU driver ran, are still registered with CUDA "
-                                         "(unregistering waits for the device, and the other driver's kernel never "
-                                         "ends; their address could not be held); stop this process's GPU XSK "
-                                         "drivers together, then start new ones");
+    if (e == cudaErrorHostMemoryAlreadyRegistered)  // where the address could not be held
+      throw Error(Errc::resource, who_ + ": the " + what + " ring's mapping landed where memory is still registered "
+                                         "with CUDA (a GPU XSK driver's rings, destroyed while another GPU driver "
+                                         "ran, wait for it to unregister: that waits for the device); stop this "
+                                         "process's GPU XSK drivers together, then start new ones");
     throw Error(Errc::unsupported, who_ + ": the " + what + " ring's mapping cannot be registered with CUDA: " + describe(e));
   }
-  registered_.push_back({r.span, r.span_bytes, r.address_hold});
+  registered_.push_back({r.span, r.address_hold});
 }
 
 std::byte* XskSharedMemory::umem(std::byte* host, const char* region_needs) {

@@ -12,7 +12,6 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "gpu/free_when_idle.h"
@@ -64,7 +63,6 @@ class XskSharedMemory {
   std::vector<void*> pinned_, device_;
   struct Registered {
     void* span;
-    size_t bytes;
     std::shared_ptr<void> address;  // the ring's address, held until unregistered
   };
   std::vector<Registered> registered_;

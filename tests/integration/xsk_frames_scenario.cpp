@@ -251,9 +251,6 @@ void xsk_no_buffer(const XskScenario& s) {
   EXPECT_EQ(st.frames_skipped, 0u);
 }
 
-}  // namespace ndqtest
-
-namespace ndqtest {
 
 void xsk_session_after_session(const XskScenario& s) {
   NDQ_REQUIRE_AFXDP();
@@ -271,9 +268,6 @@ void xsk_session_after_session(const XskScenario& s) {
   }
 }
 
-}  // namespace ndqtest
-
-namespace ndqtest {
 
 void xsk_receiver_killed_then_reopened(const XskScenario& s) {
   NDQ_REQUIRE_AFXDP();
@@ -303,9 +297,6 @@ void xsk_receiver_killed_then_reopened(const XskScenario& s) {
   EXPECT_FALSE(xdp_attached(lab, lab.a())) << "an XDP program was left on " << lab.a().veth;
 }
 
-}  // namespace ndqtest
-
-namespace ndqtest {
 
 void xsk_jumbo_packets(const XskScenario& s) {
   NDQ_REQUIRE_AFXDP();
@@ -330,9 +321,6 @@ void xsk_jumbo_packets(const XskScenario& s) {
   EXPECT_NE(rig.session->rx_queue("x0", 0).stats().mode.find("multi-buffer"), std::string::npos);
 }
 
-}  // namespace ndqtest
-
-namespace ndqtest {
 
 void xsk_fill_ring_starved(const XskScenario& s) {
   NDQ_REQUIRE_AFXDP();
