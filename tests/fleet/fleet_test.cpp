@@ -371,7 +371,9 @@ TEST_F(FleetTest, fleetThreeIngestsTwoBuildersEveryFrameBuiltAndPrometheusSumsTh
 TEST_F(FleetTest, fleetABuilderKilledMidRunIsCountedLostAtTheSendersAndRejoinsWhenRestarted) {
   FleetLab lab(kIngests, kBuilders);
   FleetOptions o;
-  o.frames = 900;  // ~3.8 s at 15 kpps: builder 1 dies at ~1 s and is back at ~1.8 s
+  // ~9 s at 15 kpps: builder 1 dies at ~1 s; a SIGKILLed builder takes 1-3 s to go and its
+  // successor 1-3 s to listen on a loaded 2-core machine, and the run must outlast both.
+  o.frames = 2000;
   // A sink never waits for a credit here: builder 1 holds the fragments of frames that some node
   // sent to its dead predecessor until they time out, and waiting for those credits would hold
   // up the frames for builder 0 too.
@@ -379,11 +381,17 @@ TEST_F(FleetTest, fleetABuilderKilledMidRunIsCountedLostAtTheSendersAndRejoinsWh
   Fleet f(lab, o);
   ASSERT_TRUE(f.start_all()) << f.logs();
   std::this_thread::sleep_for(1s);
+  const auto killed = std::chrono::steady_clock::now();
   f.builder(1).signal(SIGKILL);
   ASSERT_TRUE(f.builder(1).wait_for(5s).has_value());
   std::this_thread::sleep_for(800ms);
   ASSERT_TRUE(Fleet::logged(f.start_builder(1, 1), "listening on", 20s)) << f.logs();
+  const auto back = std::chrono::steady_clock::now();
   for (unsigned i = 0; i < kIngests; ++i) ASSERT_EQ(f.sensor(i).wait_for(60s), std::optional<int>(0)) << f.logs();
+  const auto sent = std::chrono::steady_clock::now();
+  auto ms = [&](auto t) { return std::chrono::duration_cast<std::chrono::milliseconds>(t - killed).count(); };
+  const std::string timeline = "builder 1 listened again " + std::to_string(ms(back)) +
+                               " ms after its kill, the sensors ended " + std::to_string(ms(sent)) + " ms after it";
 
   std::vector<json> in(kIngests);
   for (unsigned i = 0; i < kIngests; ++i) {
@@ -410,7 +418,7 @@ TEST_F(FleetTest, fleetABuilderKilledMidRunIsCountedLostAtTheSendersAndRejoinsWh
     // The restarted builder's count of node i equals what node i saw acked since it reconnected.
     EXPECT_EQ(d1["acked_connection"].get<uint64_t>(), b1["nodes"][i]["fragments"].get<uint64_t>())
         << in[i].dump(1) << b1.dump(1);
-    EXPECT_GT(d1["acked_connection"].get<uint64_t>(), 0u) << "builder 1 got nothing after its restart";
+    EXPECT_GT(d1["acked_connection"].get<uint64_t>(), 0u) << "builder 1 got nothing after its restart: " << timeline;
     EXPECT_EQ(d0["acked"].get<uint64_t>(), b0["nodes"][i]["fragments"].get<uint64_t>()) << b0.dump(1);
     const json& t = in[i]["sink"]["total"];
     fragments += t["fragments"].get<uint64_t>();
