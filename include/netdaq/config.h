@@ -100,6 +100,8 @@ enum class LaunchMode : uint8_t {
   per_burst,   // one kernel launch per burst
   graph,       // a CUDA graph replayed per burst
   persistent,  // a long-running kernel polls a ring of burst descriptors (staging copy: it gathers them itself)
+  rings,       // the queue's RX and fill rings go to the frame builder itself (docs/gpu-afxdp.md): a
+               // persistent kernel (frames: gpu) or a CPU thread (frames: host) takes every packet
 };
 const char* to_string(LaunchMode m) noexcept;
 

@@ -28,6 +28,8 @@ struct EngineCapabilities {
                                    // (rdma op write_imm): rx.reorder mode immediate
   bool finite_source = false;      // rx queues read a source that ends (a capture file):
                                    // RxQueue::finished() says when it has been read to its end
+  bool rx_ring_handover = false;   // RxQueue::hand_over_rings: a GPU kernel or a CPU thread may own the
+                                   // queue's RX and fill rings (rx.reorder launch: rings)
   uint32_t max_flows = 0;          // rx.flows per interface
   uint32_t max_queues = 0;         // rx (and tx) queues per interface; 0: no engine limit
   uint32_t rx_buffers_per_packet = 1;  // RX: buffers one packet may fill (afxdp multi-buffer: 2,

@@ -251,7 +251,7 @@ void bind_config(py::module_& m) {
   enum_property(r, "sample_byte_order", &ReorderConfig::sample_byte_order, ByteOrder::big);
   enum_property(r, "staging", &ReorderConfig::staging, Staging::direct);
   enum_property(r, "frames", &ReorderConfig::frames, FrameTarget::host);
-  enum_property(r, "launch", &ReorderConfig::launch, LaunchMode::persistent);
+  enum_property(r, "launch", &ReorderConfig::launch, LaunchMode::rings);
   r.def("__repr__", [](const ReorderConfig& c) {
     const std::string shape = places_spans(c.mode)
                                   ? std::string(to_string(c.mode)) + ", frame_bytes " + std::to_string(c.frame_bytes)

@@ -88,7 +88,10 @@ inline constexpr std::array<std::string_view, 3> kVideoUnpackNames{"none", "uint
 inline constexpr std::array<std::string_view, 2> kVideoRowsNames{"field", "frame"};  // VideoRows' order
 inline constexpr std::array<uint32_t, 5> kRoceMtus{256, 512, 1024, 2048, 4096};  // the InfiniBand MTUs
 inline constexpr std::array<std::string_view, 3> kStagingNames{"auto", "copy", "direct"};
-inline constexpr std::array<std::string_view, 3> kLaunchModeNames{"per_burst", "graph", "persistent"};
+inline constexpr std::array<std::string_view, 4> kLaunchModeNames{"per_burst", "graph", "persistent", "rings"};
+// launch: rings (the GPU-driven receive loop's shared-memory tables): frames open at once and buffers.
+inline constexpr uint32_t kRingsMaxOpenFrames = 16;
+inline constexpr uint32_t kRingsMaxFrameBuffers = 256;
 inline constexpr std::array<std::string_view, 2> kFrameTargetNames{"gpu", "host"};
 
 }  // namespace netdaq::detail

@@ -11,6 +11,7 @@
 #include "core/config_validate_video.h"
 #include "netdaq/engine_info.h"
 #include "core/reorder_layout.h"
+#include "core/rings_launch.h"
 #include "protocols/rtp_video_format.h"
 
 namespace netdaq::detail {
@@ -356,6 +357,21 @@ void check_span_memory(Checker& c, const QueueConfig& q, const ReorderConfig& g,
                 ", which the GPU cannot read; use kind pinned, mapped or device (or frames: host, without a GPU)");
 }
 
+// launch: rings: an engine that hands its queue's rings over, the queue in direct mode (its
+// rings' owner takes every packet), and what the loop that owns them does.
+void check_rings(Checker& c, const InterfaceConfig& iface, const QueueConfig* q, const ReorderConfig& g,
+                 const std::string& path) {
+  const auto caps = capabilities_of(iface);
+  if (caps && !caps->rx_ring_handover)
+    c.error(path + ".launch", "rings",
+            "needs an engine whose rx rings a GPU kernel can own (afxdp); interface '" + iface.name + "' (engine " +
+                iface.engine + ") has none: use per_burst, graph or persistent");
+  if (q && q->mode != PollMode::direct)
+    c.error(path + ".launch", "rings",
+            "needs rx queue " + std::to_string(q->id) + " in mode direct: the rings' owner takes every packet");
+  if (const auto p = rings_launch_problem(g)) c.error(path + "." + p->key, p->value, p->why);
+}
+
 void check_one(Checker& c, const InterfaceConfig& iface, const ReorderConfig& g, const std::string& path) {
   const QueueConfig* q = nullptr;
   for (const auto& rq : iface.rx.queues)
@@ -368,9 +384,12 @@ void check_one(Checker& c, const InterfaceConfig& iface, const ReorderConfig& g,
   }
   if (g.gpu < 0) c.error(path + ".gpu", std::to_string(g.gpu), "must be a GPU index >= 0");
   const bool spans = places_spans(g.mode);  // sizes checked by check_spans
-  if (g.frames == FrameTarget::host && !spans)
+  const bool rings = g.launch == LaunchMode::rings;
+  if (rings) check_rings(c, iface, q, g, path);
+  if (g.frames == FrameTarget::host && !spans && !rings)
     c.error(path + ".frames", "host",
-            std::string("assembles the modes placed by the sensor's headers (fields, spead, vita49, roce, rtp_video); mode ") +
+            std::string("assembles the modes placed by the sensor's headers (fields, spead, vita49, roce, rtp_video), "
+                        "or mode sequence with launch: rings; mode ") +
                 to_string(g.mode) + " places slots on the GPU: use frames: gpu");
   if (!spans) {
     if (g.payload_size == 0) c.error(path + ".payload_size", "0", "is required: sample bytes per packet");
@@ -408,7 +427,7 @@ void check_one(Checker& c, const InterfaceConfig& iface, const ReorderConfig& g,
 
   const MemoryRegionConfig* samples =
       region_of(c, *q, g.payload_offset, g.payload_size, path + ".payload_offset", "the samples");
-  if (samples && !gpu_readable(samples->kind))
+  if (samples && g.frames == FrameTarget::gpu && !gpu_readable(samples->kind))
     c.error(path + ".queue", std::to_string(g.queue),
             "its samples are in region '" + samples->name + "' of kind " + to_string(samples->kind) +
                 ", which the GPU cannot read; use kind pinned, mapped or device");

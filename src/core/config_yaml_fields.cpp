@@ -11,7 +11,7 @@ namespace {
 static_assert(static_cast<size_t>(MemoryKind::device) + 1 == kMemoryKindNames.size());
 static_assert(static_cast<size_t>(PollMode::worker) + 1 == kPollModeNames.size());
 static_assert(static_cast<size_t>(SampleFormat::fp32) + 1 == kSampleFormatNames.size());
-static_assert(static_cast<size_t>(LaunchMode::persistent) + 1 == kLaunchModeNames.size());
+static_assert(static_cast<size_t>(LaunchMode::rings) + 1 == kLaunchModeNames.size());
 static_assert(static_cast<size_t>(Staging::direct) + 1 == kStagingNames.size());
 
 using Node = YAML::Node;

@@ -116,6 +116,10 @@ struct FramePipeline::Impl {
       throw Error(Errc::invalid_config, "reorder '" + c.name +
                                             "' has frames: host: HostFrameAssembler (netdaq/host_frames.h) assembles "
                                             "its frames, not the GPU pipeline");
+    if (c.launch == LaunchMode::rings)
+      throw Error(Errc::invalid_config, "reorder '" + c.name +
+                                            "' has launch: rings: gpu::XskFrameReceiver (netdaq/gpu_xsk.h) takes the "
+                                            "queue's packets from its rings, not the GPU pipeline");
   }
   uint32_t span_words() const noexcept { return spans->words_per_frame(); }
   uint64_t out_of(uint64_t in) const noexcept { return converted_bytes(in, cfg.input, cfg.output); }

@@ -12,6 +12,7 @@ std::unique_ptr<PlaceExecutor> make_executor(LaunchMode mode, const ExecutorOpti
     case LaunchMode::per_burst: return make_per_burst_executor(opts);
     case LaunchMode::graph: return make_graph_executor(opts);
     case LaunchMode::persistent: return make_persistent_executor(opts);
+    case LaunchMode::rings: break;  // gpu::XskFrameReceiver's own loop, no executor
   }
   throw Error(Errc::invalid_config, "gpu executor: unknown launch mode " + std::to_string(int(mode)));
 }

@@ -13,7 +13,9 @@
 #include <mutex>
 #include <thread>
 
+#include "core/config_limits.h"
 #include "core/log.h"
+#include "core/rings_launch.h"
 #include "gpu/cuda_check.h"
 #include "gpu/xsk_receive_launch.h"
 #include "gpu/xsk_shared_memory.h"
@@ -39,19 +41,13 @@ void validate(const ReorderConfig& c, const std::string& who) {
   auto bad = [&](const std::string& key, const std::string& why) {
     throw Error(Errc::invalid_config, who + ": rx.reorder." + key + ": " + why);
   };
-  if (c.mode != ReorderMode::sequence)
-    bad("mode", std::string("'") + to_string(c.mode) + "': the GPU-driven receiver places by sequence only (mode sequence)");
-  if (c.input != SampleFormat::raw || c.output != SampleFormat::raw)
-    bad("input", "the GPU-driven receiver copies samples as they are (input and output raw)");
+  if (const auto p = netdaq::detail::rings_launch_problem(c)) bad(p->key, p->value + ": " + p->why);
   if (c.seq_bits != 8 && c.seq_bits != 16 && c.seq_bits != 32 && c.seq_bits != 64) bad("seq_bits", "8, 16, 32 or 64");
   if (c.payload_size == 0) bad("payload_size", "required (sample bytes per packet, > 0)");
   if (c.packets_per_frame == 0) bad("packets_per_frame", "required (> 0)");
-  if (c.max_open_frames == 0 || c.max_open_frames > detail::kXskMaxOpen)
-    bad("max_open_frames", "1 to " + std::to_string(detail::kXskMaxOpen) + " (got " + std::to_string(c.max_open_frames) + ")");
-  if (c.frame_buffers <= c.max_open_frames || c.frame_buffers > detail::kXskMaxBuffers)
-    bad("frame_buffers", "more than max_open_frames and at most " + std::to_string(detail::kXskMaxBuffers) + " (got " +
-                             std::to_string(c.frame_buffers) + ")");
 }
+static_assert(detail::kXskMaxOpen == netdaq::detail::kRingsMaxOpenFrames &&
+              detail::kXskMaxBuffers == netdaq::detail::kRingsMaxFrameBuffers);
 
 }  // namespace
 

@@ -142,7 +142,7 @@ TEST(XskFrameReceiver, ConfigItCannotServeIsRefusedNamingTheKeyAndKeepsTheRings)
   refused(c, "payload_size");
   c = r;
   c.output = SampleFormat::fp16;
-  refused(c, "input");
+  refused(c, "output");
   // None of them took the queue's rings.
   EXPECT_NO_THROW(XskFrameReceiver(*session, "x0", r, XskFrameReceiver::Driver::cpu));
 }

@@ -503,5 +503,78 @@ interfaces:
   expect_issue(issues, "rules.yaml", 19, 14, "interfaces[0].socket.gso", "false", "is an option of the socket engine");
 }
 
+// rx.reorder launch: rings (docs/gpu-afxdp.md): the queue's RX and fill rings go to
+// gpu::XskFrameReceiver, a persistent kernel (frames: gpu) or a CPU thread (frames: host).
+ReorderConfig rings_reorder(FrameTarget frames) {
+  ReorderConfig g;
+  g.launch = LaunchMode::rings;
+  g.frames = frames;
+  g.seq_offset = 8;
+  g.seq_bits = 64;
+  g.seq_byte_order = ByteOrder::little;
+  g.payload_offset = 24;
+  g.payload_size = 1024;
+  g.packets_per_frame = 64;
+  g.frame_buffers = 16;
+  return g;
+}
+
+TEST_F(ConfigAfxdp, LaunchRingsTakesHostFramesAndGpuFramesFromGpuReadableMemory) {
+  iface().rx.reorder.push_back(rings_reorder(FrameTarget::host));
+  EXPECT_TRUE(cfg.validate().empty()) << cfg.validate()[0].to_string();
+  // The kernel reads the UMEM over the bus: host memory is refused, mapped taken.
+  iface().rx.reorder[0].frames = FrameTarget::gpu;
+  test::expect_only(cfg, "interfaces[0].rx.reorder[0].queue", "0", "which the GPU cannot read");
+  cfg.memory_regions[0].kind = MemoryKind::mapped;
+  cfg.memory_regions[0].gpu = 0;
+  EXPECT_TRUE(cfg.validate().empty()) << cfg.validate()[0].to_string();
+  // Mode sequence with frames: host is for launch: rings only.
+  iface().rx.reorder[0].frames = FrameTarget::host;
+  iface().rx.reorder[0].launch = LaunchMode::per_burst;
+  test::expect_only(cfg, "interfaces[0].rx.reorder[0].frames", "host", "or mode sequence with launch: rings");
+}
+
+TEST_F(ConfigAfxdp, LaunchRingsRefusesWhatTheRingsOwnerCannotDo) {
+  const std::string p = "interfaces[0].rx.reorder[0].";
+  auto with = [&](auto change) {
+    Config c = cfg;
+    c.interfaces[0].rx.reorder.push_back(rings_reorder(FrameTarget::host));
+    change(c.interfaces[0].rx.reorder[0], c.interfaces[0].rx.queues[0]);
+    return c;
+  };
+  test::expect_only(with([](ReorderConfig& g, QueueConfig&) { g.max_open_frames = 17, g.frame_buffers = 32; }), p + "max_open_frames", "17",
+                    "must be 1..16 with launch rings");
+  test::expect_only(with([](ReorderConfig& g, QueueConfig&) { g.frame_buffers = g.max_open_frames; }),
+                    p + "frame_buffers", "4", "must be more than max_open_frames (4) and at most 256");
+  test::expect_only(with([](ReorderConfig& g, QueueConfig&) { g.frame_buffers = 257; }), p + "frame_buffers", "257",
+                    "at most 256 with launch rings");
+  test::expect_only(with([](ReorderConfig& g, QueueConfig&) { g.input = SampleFormat::int16, g.output = SampleFormat::fp16; }), p + "input", "int16",
+                    "copies samples as they are");
+  test::expect_only(with([](ReorderConfig&, QueueConfig& q) { q.mode = PollMode::worker; }), p + "launch", "rings",
+                    "needs rx queue 0 in mode direct");
+  const auto spead = with([](ReorderConfig& g, QueueConfig&) { g.mode = ReorderMode::spead; }).validate();
+  const ConfigIssue* mode = find_issue(spead, p + "mode");
+  ASSERT_NE(mode, nullptr) << spead.size() << " issues";
+  EXPECT_NE(mode->message.find("places by sequence number only"), std::string::npos) << mode->message;
+}
+
+TEST_F(ConfigAfxdp, LaunchRingsOnAnEngineWithoutRingsNamesTheLine) {
+  // The socket engine has no rings to hand over.
+  const auto issues = parse_issues(test::reorder_yaml(
+      "          launch: rings\n          payload_size: 1024\n          packets_per_frame: 64\n"
+      "          frame_buffers: 16",
+      "kind: pinned, gpu: 0"));
+  expect_issue(issues, "test.yaml", 11, 11, "interfaces[0].rx.reorder[0].launch", "rings",
+               "needs an engine whose rx rings a GPU kernel can own (afxdp); interface 'in' (engine socket) has none");
+}
+
+TEST_F(ConfigAfxdp, LaunchRingsExampleValidates) {
+  const Config c = Config::load(std::string(NETDAQ_SOURCE_DIR) + "/examples/afxdp-rings.yaml");
+  const ReorderConfig& g = c.interfaces.at(0).rx.reorder.at(0);
+  EXPECT_EQ(g.launch, LaunchMode::rings);
+  EXPECT_EQ(g.frames, FrameTarget::gpu);
+  EXPECT_EQ(std::string(to_string(g.launch)), "rings");
+}
+
 }  // namespace
 }  // namespace netdaq

@@ -33,6 +33,12 @@ void LiveSampler::add_rates(LiveSample& ls, double dt) {
     for (size_t i = 0; i < kDropReasons; ++i) ls.drops_by_reason[i] += s.drops[i];
     (s.is_rx ? ls.rx_pool_in_use : ls.tx_pool_in_use) += s.pool_in_use;
   }
+  for (auto& r : w_.receivers)  // launch: rings: the packets went by in the rings' owner
+    if (r->rings) {
+      const uint64_t taken = r->pub_taken.load(std::memory_order_relaxed);
+      rxp += taken;
+      rxb += taken * r->ring_packet_bytes;
+    }
   ls.rx_packets = rxp;
   ls.tx_packets = txp;
   ls.rx_pps = double(rxp - prev_rx_p_) / dt;

@@ -179,6 +179,7 @@ class ReceiverLoop {
 
 void receiver_loop(Receiver& r, const TrafficOptions& opt, const std::atomic<bool>& stop) noexcept {
   setup_worker_thread(r.cpu, "ndq-rx");
+  if (r.rings) return rings_receiver_loop(r, opt, stop);
   ReceiverLoop(r, opt).run(stop);
 }
 

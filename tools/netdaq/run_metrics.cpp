@@ -9,17 +9,17 @@
 
 namespace netdaq::cli {
 
-RunMetrics::RunMetrics(std::string_view address, Session& session, const std::vector<gpu::FramePipeline*>& rx_pipelines)
+RunMetrics::RunMetrics(std::string_view address, Session& session, const std::vector<const ReorderConfig*>& rx_frames)
     : session_(session) {
   const auto rxq = session.rx_queues();
   for (size_t i = 0; i < rxq.size(); ++i) {
-    const gpu::FramePipeline* pipe = i < rx_pipelines.size() ? rx_pipelines[i] : nullptr;
-    if (!pipe) {
+    const ReorderConfig* frames = i < rx_frames.size() ? rx_frames[i] : nullptr;
+    if (!frames) {
       published_.push_back(nullptr);
       continue;
     }
     // Span modes: room for every stream the pipeline can have (more count as no_stream).
-    const ReorderConfig& rc = pipe->config();
+    const ReorderConfig& rc = *frames;
     published_.push_back(std::make_unique<PublishedPipelineStats>(places_spans(rc.mode) ? rc.max_streams : 0));
   }
   server_ = std::make_unique<MetricsServer>(address, [this] { return collect(); });

@@ -19,9 +19,9 @@ namespace netdaq::cli {
 
 class RunMetrics {
  public:
-  // Starts serving (throws Error: a bad or taken address). rx_pipelines: rx queue i's pipeline
-  // or null (TrafficOptions::rx_pipelines).
-  RunMetrics(std::string_view address, Session& session, const std::vector<gpu::FramePipeline*>& rx_pipelines);
+  // Starts serving (throws Error: a bad or taken address). rx_frames: rx queue i's rx.reorder
+  // entry (a pipeline's, or launch: rings) or null.
+  RunMetrics(std::string_view address, Session& session, const std::vector<const ReorderConfig*>& rx_frames);
   ~RunMetrics();
 
   // Per rx queue: where its receiver publishes its pipeline's stats (null: no pipeline).

@@ -18,14 +18,26 @@ Config load_config(const RunOptions& o) {
 }
 
 // The session, and the GPU data plane: a frame pipeline for each rx.reorder entry, fed by its
-// queue's receiver (rx queue i -> traffic.rx_pipelines[i], null for none).
+// queue's receiver (rx queue i -> traffic.rx_pipelines[i], null for none), or with launch:
+// rings the receiver that owns the queue's rings (traffic.rx_rings[i]: a persistent kernel,
+// or a CPU thread with frames: host).
 void open_session(RunPlan& p, Config cfg) {
   p.session = std::make_unique<Session>(std::move(cfg));
   for (RxQueue* q : p.session->rx_queues()) {
     p.traffic.rx_pipelines.push_back(nullptr);
+    p.traffic.rx_rings.push_back(nullptr);
+    p.traffic.rx_frames.push_back(nullptr);
     const InterfaceConfig* iface = p.session->config().find_interface(q->interface());
     for (const auto& g : iface->rx.reorder) {
       if (g.queue != q->config().id) continue;
+      p.traffic.rx_frames.back() = &g;
+      if (g.launch == LaunchMode::rings) {
+        const auto driver = g.frames == FrameTarget::host ? gpu::XskFrameReceiver::Driver::cpu
+                                                          : gpu::XskFrameReceiver::Driver::gpu;
+        p.rings.push_back(std::make_unique<gpu::XskFrameReceiver>(*p.session, iface->name, g, driver));
+        p.traffic.rx_rings.back() = p.rings.back().get();
+        continue;
+      }
       p.pipelines.push_back(std::make_unique<gpu::FramePipeline>(*p.session, iface->name, g));
       p.traffic.rx_pipelines.back() = p.pipelines.back().get();
     }
@@ -47,7 +59,7 @@ void set_traffic_options(RunPlan& p, const RunOptions& o) {
 
 // The metrics server, and where each receiver publishes its GPU pipeline's stats for it.
 void start_metrics(RunPlan& p, const RunOptions& o) {
-  p.metrics = std::make_unique<RunMetrics>(o.metrics, *p.session, p.traffic.rx_pipelines);
+  p.metrics = std::make_unique<RunMetrics>(o.metrics, *p.session, p.traffic.rx_frames);
   p.traffic.rx_published = p.metrics->published();
 }
 

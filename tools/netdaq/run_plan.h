@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "netdaq/gpu_xsk.h"
 #include "netdaq/netdaq.h"
 #include "run_metrics.h"
 #include "traffic.h"
@@ -37,6 +38,7 @@ struct RunPlan {
   std::unique_ptr<Session> session;
   // Declared after the session: destroyed before it.
   std::vector<std::unique_ptr<gpu::FramePipeline>> pipelines;
+  std::vector<std::unique_ptr<gpu::XskFrameReceiver>> rings;  // launch: rings
   TrafficOptions traffic;
   size_t ntx = 0, nrx = 0;
   // --metrics: declared last, stopped before the pipelines and the session go.

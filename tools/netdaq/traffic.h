@@ -67,6 +67,10 @@ struct TrafficOptions {
   std::vector<int> tx_cpu, rx_cpu;    // pin thread i (missing / -1: no pinning)
   // GPU data plane: rx queue i's bursts go to pipeline i after they are checked (null: none).
   std::vector<gpu::FramePipeline*> rx_pipelines;
+  // rx.reorder launch: rings: rx queue i's rings belong to receiver i, which takes every packet
+  // itself; the receiver thread only takes its frames (null: none).
+  std::vector<gpu::XskFrameReceiver*> rx_rings;
+  std::vector<const ReorderConfig*> rx_frames;  // rx queue i's rx.reorder entry (null: none)
   // Metrics (run --metrics): rx queue i's receiver publishes its pipeline's stats there (null: none).
   std::vector<PublishedPipelineStats*> rx_published;
 };
@@ -78,6 +82,7 @@ struct GpuResult {
   uint64_t frames_out = 0;         // frames handed to the application (here: released at once)
   double seconds = 0;              // first to last packet of the queue
   std::string malformed_reason;    // why the last malformed packet was (span modes; "" if none)
+  bool rings = false;              // launch: rings (the receiver took the packets from the rings)
 };
 
 struct TrafficResult {
@@ -87,6 +92,9 @@ struct TrafficResult {
   std::vector<QueueStats> stats;  // session stats at the end
   std::vector<FlowStats> flows;   // per-flow counters (engines that classify: afxdp)
   std::vector<GpuResult> gpu;
+  // rx.reorder launch: rings: no thread checks those queues' streams. When every receiver owns
+  // its rings, what was sent and neither taken nor dropped by the kernel (queue stats) is lost.
+  uint64_t rings_lost = 0;
   double elapsed_s = 0;
   bool interrupted = false;
 

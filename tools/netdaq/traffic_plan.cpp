@@ -83,9 +83,12 @@ Workers plan_traffic(Session& session, const TrafficOptions& opt) {
     r->q = rxq[i];
     r->cpu = nth_or(opt.rx_cpu, i, -1);
     r->pipeline = nth_or<gpu::FramePipeline*>(opt.rx_pipelines, i, nullptr);
-    r->published = r->pipeline ? nth_or<PublishedPipelineStats*>(opt.rx_published, i, nullptr) : nullptr;
+    r->rings = nth_or<gpu::XskFrameReceiver*>(opt.rx_rings, i, nullptr);
+    if (const ReorderConfig* g = nth_or<const ReorderConfig*>(opt.rx_frames, i, nullptr); r->rings && g)
+      r->ring_packet_bytes = g->payload_offset + g->payload_size;
+    r->published = r->pipeline || r->rings ? nth_or<PublishedPipelineStats*>(opt.rx_published, i, nullptr) : nullptr;
     const InterfaceConfig* iface = session.config().find_interface(rxq[i]->interface());
-    r->count_only = iface && counts_only(*iface) && !r->pipeline;
+    r->count_only = iface && counts_only(*iface) && !r->pipeline && !r->rings;
     w.receivers.push_back(std::move(r));
   }
   return w;

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "netdaq/gpu_xsk.h"
+
 namespace netdaq::cli {
 
 namespace {
@@ -44,6 +46,10 @@ RxResult rx_result(const Receiver& r) {
   x.queue = r.q->name();
   x.packets = r.packets;
   x.bytes = r.bytes;
+  if (r.rings) {  // the packets went by in the rings' owner: its count
+    x.packets = r.rings->stats().packets_in;
+    x.bytes = x.packets * r.ring_packet_bytes;
+  }
   x.seconds = seconds_between(r.first_ns, r.last_ns);
   x.foreign = r.foreign;
   x.first_ns = r.first_ns;
@@ -76,6 +82,20 @@ StreamResult stream_result(const std::string& queue, uint32_t id, StreamState& s
 }
 
 // A stream sent (or expected) that no receiver saw at all: every packet lost.
+// What the kernel dropped before rx queue `queue`'s rings (fill ring empty, RX ring full).
+uint64_t rx_kernel_drops(const TrafficResult& res, const std::string& queue) {
+  for (const QueueStats& s : res.stats)
+    if (s.is_rx && s.queue == queue) return drops_except_tx_full(s);
+  return 0;
+}
+
+// The queue's own counters saw none of the packets its rings' owner took: the summary's and
+// the JSON's rx row show them.
+void count_ring_packets(TrafficResult& res, const RxResult& x) {
+  for (QueueStats& s : res.stats)
+    if (s.is_rx && s.queue == x.queue) s.packets += x.packets, s.bytes += x.bytes;
+}
+
 StreamResult unseen_stream(uint32_t id, uint64_t expected) {
   StreamResult sr;
   sr.rx_queue = "-";
@@ -92,11 +112,19 @@ void collect_results(Workers& w, const TrafficOptions& opt, TrafficResult& res) 
   const auto expected = expected_counts(w, opt);
   for (auto& s : w.senders) res.tx.push_back(tx_result(*s));
   std::vector<bool> seen(expected.size(), false);
+  bool all_rings = !w.receivers.empty();
+  uint64_t taken = 0;
   for (auto& r : w.receivers) {
     const RxResult x = rx_result(*r);
     res.rx.push_back(x);
     if (r->pipeline)
       res.gpu.push_back(GpuResult{x.queue, r->pipeline->stats(), r->frames_out, x.seconds, r->pipeline->last_malformed()});
+    all_rings = all_rings && r->rings;
+    if (r->rings) {
+      res.gpu.push_back(GpuResult{x.queue, r->rings->stats(), r->frames_out, x.seconds, "", true});
+      taken += x.packets + rx_kernel_drops(res, x.queue);
+      count_ring_packets(res, x);
+    }
     for (uint32_t id = 0; id < r->streams.size(); ++id) {
       if (!r->streams[id]) continue;
       const auto exp = id < expected.size() ? expected[id] : std::nullopt;
@@ -105,13 +133,21 @@ void collect_results(Workers& w, const TrafficOptions& opt, TrafficResult& res) 
     }
   }
   if (w.receivers.empty()) return;  // nothing received: no stream to call lost
+  if (taken || all_rings) {  // some receiver owns its rings: no stream was checked there
+    uint64_t sent = 0;
+    for (auto& e : expected) sent += e.value_or(0);
+    if (all_rings) res.rings_lost = sent > taken ? sent - taken : 0;
+    return;
+  }
   for (uint32_t id = 0; id < expected.size(); ++id)
     if (expected[id] && !seen[id]) res.streams.push_back(unseen_stream(id, *expected[id]));
 }
 
 uint64_t TrafficResult::total_lost() const noexcept {
-  uint64_t n = 0;
+  uint64_t n = rings_lost;
   for (auto& s : streams) n += s.lost;
+  for (auto& g : gpu)
+    if (g.rings) n += g.stats.late + g.stats.no_buffer;  // taken, but in no frame
   return n;
 }
 
@@ -133,6 +169,8 @@ uint64_t TrafficResult::total_malformed() const noexcept {
   uint64_t n = 0;
   for (auto& s : streams) n += s.malformed;
   for (auto& r : rx) n += r.foreign;
+  for (auto& g : gpu)
+    if (g.rings) n += g.stats.malformed;
   return n;
 }
 

@@ -44,7 +44,7 @@ const std::vector<OptionDecl<AfxdpOptions>>& afxdp_options() {
 EngineDescriptor afxdp_descriptor() {
   EngineDescriptor d;
   d.name = "afxdp";
-  d.capabilities = {.whole_frames = true, .flow_steering = true, .max_flows = static_cast<uint32_t>(lim::kMaxFlows),
+  d.capabilities = {.whole_frames = true, .flow_steering = true, .rx_ring_handover = true, .max_flows = static_cast<uint32_t>(lim::kMaxFlows),
                     .max_queues = static_cast<uint32_t>(lim::kMaxRxQueues),
                     .rx_buffers_per_packet = kMaxSegments};  // multi-buffer receive (rx.cpp)
   d.capabilities_of = [caps = d.capabilities](const InterfaceConfig& i) {
