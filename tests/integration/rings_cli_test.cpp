@@ -113,6 +113,7 @@ TEST(RingsCli, RunPlacesEveryPacketThroughTheRingsOwnerAndCountsFramesAndLoss) {
     EXPECT_EQ(g[k], 0) << k;
   EXPECT_EQ(g["bytes_to_gpu"], 0) << "frames: host: nothing goes to a GPU";
   EXPECT_TRUE(j["ok"].get<bool>()) << j.dump(1);
+  EXPECT_EQ(j["totals"]["lost"], 0);
   // The rx queue's row counts the packets the rings' owner took (the queue itself saw none).
   ASSERT_EQ(j["queues"].size(), 1u) << j.dump(1);
   EXPECT_EQ(j["queues"][0]["packets"], kN) << j.dump(1);
@@ -122,10 +123,10 @@ TEST(RingsCli, RunPlacesEveryPacketThroughTheRingsOwnerAndCountsFramesAndLoss) {
   EXPECT_FALSE(xdp_attached(lab, lab.a())) << "the run leaves no XDP program";
 }
 
-TEST(RingsCli, PacketsTakenButPlacedNowhereAreLossAndTheRunSaysSo) {
-  // Frames of 32 packets, two frames open at once: a packet of a frame three behind the
-  // newest comes after its frame closed (late). The sender sends frames 0..9, then frame 1's
-  // packets again: 32 late packets, counted, and the run is not ok.
+TEST(RingsCli, PacketsMissingOrPlacedNowhereAreLossAndTheRunSaysSo) {
+  // Frames of 32 packets, two frames open at once. The sender sends frames 0..9 less three
+  // packets of frame 4 (missing: frame 4 closes incomplete), then frame 1's packets again:
+  // their frame closed long ago (late). 3 + 32 packets lost, counted, and the run is not ok.
   NDQ_REQUIRE_GPU_BUILD();
   NDQ_REQUIRE_AFXDP();
   NetnsLab lab;
@@ -133,16 +134,21 @@ TEST(RingsCli, PacketsTakenButPlacedNowhereAreLossAndTheRunSaysSo) {
   const std::string path = write_config(cfg, rings_yaml(lab.a().veth, "          max_open_frames: 2\n"));
   PeerProcess rx(lab.a().ns, {NETDAQ_CLI, "run", path, "--json", out.path});
   ASSERT_TRUE(rx.wait_for_output("Ctrl-C stops", 15s)) << rx.command() << "\n" << rx.output();
-  send_from_b(lab, 0, 10 * kPerFrame);
+  constexpr size_t kGap = 4 * kPerFrame + 5;
+  send_from_b(lab, 0, kGap);
+  send_from_b(lab, kGap + 3, 10 * kPerFrame - kGap - 3);
   send_from_b(lab, kPerFrame, kPerFrame);
   const int status = rx.wait(20s);
   const json j = run_json(out.path);
   ASSERT_FALSE(j.is_discarded()) << rx.output();
   const json& g = j["gpu"][0];
-  EXPECT_EQ(g["packets_in"], 11 * kPerFrame) << j.dump(1);
-  EXPECT_EQ(g["packets_placed"], 10 * kPerFrame);
+  EXPECT_EQ(g["packets_in"], 11 * kPerFrame - 3) << j.dump(1);
+  EXPECT_EQ(g["packets_placed"], 10 * kPerFrame - 3);
   EXPECT_EQ(g["late"], kPerFrame);
-  EXPECT_EQ(g["frames_complete"], 10);
+  EXPECT_EQ(g["packets_missing"], 3);
+  EXPECT_EQ(g["frames_complete"], 9);
+  EXPECT_EQ(g["frames_incomplete"], 1);
+  EXPECT_EQ(j["totals"]["lost"], 3 + kPerFrame) << j.dump(1);
   EXPECT_FALSE(j["ok"].get<bool>()) << "late packets are in no frame: " << j.dump(1);
   EXPECT_EQ(status, 0) << "without --expect-no-loss the run still exits 0\n" << rx.output();
 }

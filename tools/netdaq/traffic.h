@@ -93,7 +93,8 @@ struct TrafficResult {
   std::vector<FlowStats> flows;   // per-flow counters (engines that classify: afxdp)
   std::vector<GpuResult> gpu;
   // rx.reorder launch: rings: no thread checks those queues' streams. When every receiver owns
-  // its rings, what was sent and neither taken nor dropped by the kernel (queue stats) is lost.
+  // its rings, what was sent and neither taken nor dropped by the kernel (queue stats) is lost;
+  // so are the packets missing from their frames and those taken but placed in none.
   uint64_t rings_lost = 0;
   double elapsed_s = 0;
   bool interrupted = false;

@@ -81,7 +81,6 @@ StreamResult stream_result(const std::string& queue, uint32_t id, StreamState& s
   return sr;
 }
 
-// A stream sent (or expected) that no receiver saw at all: every packet lost.
 // What the kernel dropped before rx queue `queue`'s rings (fill ring empty, RX ring full).
 uint64_t rx_kernel_drops(const TrafficResult& res, const std::string& queue) {
   for (const QueueStats& s : res.stats)
@@ -96,6 +95,7 @@ void count_ring_packets(TrafficResult& res, const RxResult& x) {
     if (s.is_rx && s.queue == x.queue) s.packets += x.packets, s.bytes += x.bytes;
 }
 
+// A stream sent (or expected) that no receiver saw at all: every packet lost.
 StreamResult unseen_stream(uint32_t id, uint64_t expected) {
   StreamResult sr;
   sr.rx_queue = "-";
@@ -112,14 +112,15 @@ void collect_results(Workers& w, const TrafficOptions& opt, TrafficResult& res) 
   const auto expected = expected_counts(w, opt);
   for (auto& s : w.senders) res.tx.push_back(tx_result(*s));
   std::vector<bool> seen(expected.size(), false);
-  bool all_rings = !w.receivers.empty();
-  uint64_t taken = 0;
+  bool all_rings = !w.receivers.empty(), any_rings = false;
+  uint64_t taken = 0;  // by the rings' owners, or dropped by the kernel before them
   for (auto& r : w.receivers) {
     const RxResult x = rx_result(*r);
     res.rx.push_back(x);
     if (r->pipeline)
       res.gpu.push_back(GpuResult{x.queue, r->pipeline->stats(), r->frames_out, x.seconds, r->pipeline->last_malformed()});
     all_rings = all_rings && r->rings;
+    any_rings = any_rings || r->rings;
     if (r->rings) {
       res.gpu.push_back(GpuResult{x.queue, r->rings->stats(), r->frames_out, x.seconds, "", true});
       taken += x.packets + rx_kernel_drops(res, x.queue);
@@ -133,7 +134,9 @@ void collect_results(Workers& w, const TrafficOptions& opt, TrafficResult& res) 
     }
   }
   if (w.receivers.empty()) return;  // nothing received: no stream to call lost
-  if (taken || all_rings) {  // some receiver owns its rings: no stream was checked there
+  // Some receiver owns its rings: its streams went unchecked, so none is called unseen; with
+  // every receiver one, what was sent and not taken or dropped before the rings is lost.
+  if (any_rings) {
     uint64_t sent = 0;
     for (auto& e : expected) sent += e.value_or(0);
     if (all_rings) res.rings_lost = sent > taken ? sent - taken : 0;
@@ -147,7 +150,7 @@ uint64_t TrafficResult::total_lost() const noexcept {
   uint64_t n = rings_lost;
   for (auto& s : streams) n += s.lost;
   for (auto& g : gpu)
-    if (g.rings) n += g.stats.late + g.stats.no_buffer;  // taken, but in no frame
+    if (g.rings) n += g.stats.packets_missing + g.stats.late + g.stats.no_buffer;  // in no frame
   return n;
 }
 
