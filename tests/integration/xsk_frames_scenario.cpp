@@ -97,11 +97,25 @@ struct Rig {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 
-  // Waits until the receiver has taken n packets (or 20 s).
-  void wait_taken(uint64_t n) {
+  // Waits until the receiver has taken n packets (or 20 s); false, saying what it took and
+  // what the kernel dropped, when it did not.
+  ::testing::AssertionResult wait_taken(uint64_t n) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (rx->stats().packets_in < n && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::microseconds(200));
+    const gpu::PipelineStats st = rx->stats();
+    if (st.packets_in >= n) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "the receiver took " << st.packets_in << " of " << n << " packets in 20 s ("
+                                         << counts() << ")";
+  }
+
+  // The receiver's counts and the queue's (what the kernel dropped), for a failure message.
+  std::string counts() {
+    const gpu::PipelineStats st = rx->stats();
+    return "in " + std::to_string(st.packets_in) + ", placed " + std::to_string(st.packets_placed) + ", no_buffer " +
+           std::to_string(st.no_buffer) + ", late " + std::to_string(st.late) + ", frames complete " +
+           std::to_string(st.frames_complete) + ", dropped " + std::to_string(st.frames_dropped) + "; the queue: " +
+           describe(session->rx_queue("x0", 0).stats());
   }
 
   uint64_t kernel_drops() { return session->rx_queue("x0", 0).stats().total_drops(); }
@@ -170,9 +184,9 @@ void xsk_every_fate(const XskScenario& s) {
     if (seq == 20) rig.send(packet(20));                // a duplicate (frame 2 is still open)
     if (seq == 100) rig.send(Bytes(4, std::byte{1}));    // malformed: shorter than the fields
   }
-  rig.wait_taken(kFrames * kPerFrame - never.size() + 2);
+  EXPECT_TRUE(rig.wait_taken(kFrames * kPerFrame - never.size() + 2));
   rig.send(packet(3));  // late: frame 0 went out long ago
-  rig.wait_taken(kFrames * kPerFrame);
+  EXPECT_TRUE(rig.wait_taken(kFrames * kPerFrame));
 
   rig.take(kFrames - 1);
   rig.rx->stop();  // the last frame may be waiting for packets that never come: it closes now
@@ -222,7 +236,7 @@ void xsk_no_buffer(const XskScenario& s) {
   const auto& bytes = rig.bytes;
   // Frames 0-9 while the application holds every frame it gets: 6 placed, 4 with no buffer.
   for (uint64_t seq = 0; seq < 10 * kPerFrame; ++seq) rig.send(packet(seq));
-  rig.wait_taken(10 * kPerFrame);
+  ASSERT_TRUE(rig.wait_taken(10 * kPerFrame));
   rig.take(kBuffers);
   ASSERT_EQ(infos.size(), kBuffers);
   gpu::PipelineStats st = rig.rx->stats();
@@ -233,10 +247,10 @@ void xsk_no_buffer(const XskScenario& s) {
   rig.hold = false;
   // Frames 10 and 11 are placed again; 6-9 stay counted as dropped, not skipped.
   for (uint64_t seq = 10 * kPerFrame; seq < 12 * kPerFrame; ++seq) rig.send(packet(seq));
-  rig.wait_taken(12 * kPerFrame);
+  ASSERT_TRUE(rig.wait_taken(12 * kPerFrame));
   rig.rx->stop();
   rig.take(kBuffers + 2);
-  ASSERT_EQ(infos.size(), kBuffers + 2u);
+  ASSERT_EQ(infos.size(), kBuffers + 2u) << "frames 10 and 11 not handed out; " << rig.counts();
   for (size_t k = 0; k < infos.size(); ++k) {
     const uint64_t fi = k < kBuffers ? k : 10 + (k - kBuffers);
     EXPECT_EQ(infos[k].first.index, fi);
