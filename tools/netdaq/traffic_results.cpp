@@ -81,18 +81,16 @@ StreamResult stream_result(const std::string& queue, uint32_t id, StreamState& s
   return sr;
 }
 
-// What the kernel dropped before rx queue `queue`'s rings (fill ring empty, RX ring full).
-uint64_t rx_kernel_drops(const TrafficResult& res, const std::string& queue) {
-  for (const QueueStats& s : res.stats)
-    if (s.is_rx && s.queue == queue) return drops_except_tx_full(s);
-  return 0;
-}
-
 // The queue's own counters saw none of the packets its rings' owner took: the summary's and
-// the JSON's rx row show them.
-void count_ring_packets(TrafficResult& res, const RxResult& x) {
+// the JSON's rx row show them. Returns what the kernel dropped before the rings (fill ring
+// empty, RX ring full).
+uint64_t count_ring_packets(TrafficResult& res, const RxResult& x) {
   for (QueueStats& s : res.stats)
-    if (s.is_rx && s.queue == x.queue) s.packets += x.packets, s.bytes += x.bytes;
+    if (s.is_rx && s.queue == x.queue) {
+      s.packets += x.packets, s.bytes += x.bytes;
+      return drops_except_tx_full(s);
+    }
+  return 0;
 }
 
 // A stream sent (or expected) that no receiver saw at all: every packet lost.
@@ -123,8 +121,7 @@ void collect_results(Workers& w, const TrafficOptions& opt, TrafficResult& res) 
     any_rings = any_rings || r->rings;
     if (r->rings) {
       res.gpu.push_back(GpuResult{x.queue, r->rings->stats(), r->frames_out, x.seconds, "", true});
-      taken += x.packets + rx_kernel_drops(res, x.queue);
-      count_ring_packets(res, x);
+      taken += x.packets + count_ring_packets(res, x);
     }
     for (uint32_t id = 0; id < r->streams.size(); ++id) {
       if (!r->streams[id]) continue;
