@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -309,17 +310,21 @@ TEST(Cli, BenchFailsOnMalformedPackets) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
   ASSERT_GE(fd, 0);
   Result r;
+  std::atomic<bool> done{false};
   std::thread bench([&] {
     r = run_cli({"bench", "--json", "--quiet", "--count", "150000", "--rate-pps", "100000", "--address",
                  "127.0.0.1:" + std::to_string(kPort)});
+    done = true;
   });
   sockaddr_in to{};
   to.sin_family = AF_INET;
   to.sin_port = htons(kPort);
   to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   const char junk[] = "not a netdaq payload";
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the bench's receiver is up
-  for (int i = 0; i < 20; ++i) {  // bounded: 20 datagrams over 0.5 s, inside the 1.5 s run
+  // A datagram every 25 ms for as long as the bench runs (its 1.5 s of traffic begin only once
+  // the process is up: over a second later in the ASan build, where a fixed 0.3 s head start
+  // sent them all before the bench's socket existed); bounded: 400 datagrams, 10 s.
+  for (int i = 0; i < 400 && !done; ++i) {
     ::sendto(fd, junk, sizeof junk, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }

@@ -31,7 +31,11 @@ namespace {
 constexpr uint16_t kPort = 46330;
 constexpr uint32_t kSize = 1032, kPerFrame = 32;  // 8-byte sequence + 1,024 sample bytes
 
-// An afxdp receiver on dev whose queue's rings go to the frame builder (frames: host).
+// An afxdp receiver on dev whose queue's rings go to the frame builder (frames: host). 64 frame
+// buffers, more than any test here sends frames: on CI's 2 cores the sender and the builder's
+// thread can keep the CLI's frame-taking thread off a core for milliseconds, and with 16 the
+// builder then ran out of free frames (64 packets counted no_buffer: loss the run reported,
+// not the one these tests look for; XskFrameReceiver's own tests starve it on purpose).
 std::string rings_yaml(const std::string& dev, const std::string& extra_reorder_keys = "") {
   return "memory_regions:\n  - {name: umem, kind: host, buf_size: 2048, num_bufs: 8192}\n"
          "interfaces:\n  - name: x0\n    engine: afxdp\n    address: " + dev +
@@ -41,7 +45,7 @@ std::string rings_yaml(const std::string& dev, const std::string& extra_reorder_
          "      reorder:\n        - queue: 0\n          launch: rings\n          frames: host\n"
          "          seq_offset: 0\n          seq_bits: 64\n          seq_byte_order: little\n"
          "          payload_offset: 8\n          payload_size: 1024\n          packets_per_frame: " +
-         std::to_string(kPerFrame) + "\n          frame_buffers: 16\n          frame_timeout_us: 200000\n" +
+         std::to_string(kPerFrame) + "\n          frame_buffers: 64\n          frame_timeout_us: 200000\n" +
          extra_reorder_keys + "run:\n  duration_s: 5\n  drain_ms: 0\n";
 }
 
