@@ -219,7 +219,7 @@ for pc in libxdp libbpf; do
 done
 tidy "$carry/xdp-root"
 mkdir -p "$carry/xdp/bpf" "$carry/xdp/bin"
-for src in src/engines/afxdp/bpf/steer.bpf.c src/engines/socket/bpf/gro_drops.bpf.c; do
+for src in src/engines/afxdp/bpf/steer.bpf.c src/engines/socket/bpf/gro_drops.bpf.c tests/integration/bpf/drop_every_nth.bpf.c; do
   clang -O2 -g -target bpf -Wall -Werror -I/usr/include/$arch -I"$(dirname "$src")" -c "$src" \
     -o "$carry/xdp/bpf/$(basename "$src" .c).o"
 done

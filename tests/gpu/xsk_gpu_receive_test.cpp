@@ -39,6 +39,11 @@ TEST(XskGpuReceive, GpuKernelCountsPacketsWithNoFrameBufferAndRecovers) {
   xsk_no_buffer(gpu_scenario());
 }
 
+TEST(XskGpuReceive, GpuKernelCountsEveryPacketALossyLinkDroppedExactly) {
+  NDQ_REQUIRE_GPU();
+  xsk_wire_loss(gpu_scenario());
+}
+
 TEST(XskGpuReceive, GpuKernelCountsEveryPacketAStarvedFillRingCostExactly) {
   NDQ_REQUIRE_GPU();
   xsk_fill_ring_starved(gpu_scenario());

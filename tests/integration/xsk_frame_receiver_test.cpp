@@ -34,6 +34,11 @@ TEST(XskFrameReceiver, CpuDriverCountsPacketsWithNoFrameBufferAndRecovers) {
   xsk_no_buffer(cpu_scenario());
 }
 
+TEST(XskFrameReceiver, CpuDriverCountsEveryPacketALossyLinkDroppedExactly) {
+  NDQ_REQUIRE_GPU_BUILD();
+  xsk_wire_loss(cpu_scenario());
+}
+
 TEST(XskFrameReceiver, CpuDriverCountsEveryPacketAStarvedFillRingCostExactly) {
   NDQ_REQUIRE_GPU_BUILD();
   xsk_fill_ring_starved(cpu_scenario());

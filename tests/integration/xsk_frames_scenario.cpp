@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "afxdp_util.h"
+#include "egress_dropper.h"
 #include "netdaq/netdaq.h"
 #include "xsk_receiver_child.h"
 
@@ -224,6 +225,48 @@ void xsk_every_fate(const XskScenario& s) {
   EXPECT_EQ(st.packets_missing, never.size());
   EXPECT_EQ(st.frames_skipped, 0u);
   EXPECT_GT(st.jobs, 0u);
+}
+
+void xsk_wire_loss(const XskScenario& s) {
+  NDQ_REQUIRE_AFXDP();
+  constexpr uint32_t kEvery = 11, kPhase = 5;  // more than a frame apart: one loss a frame at most
+  constexpr uint64_t kFrames = 40;
+  NetnsLab lab;
+  Rig rig(lab, s, 64);
+  EgressDropper link(lab, rig.port, kEvery, kPhase);
+  uint64_t lost = 0;
+  for (uint64_t seq = 0; seq < kFrames * kPerFrame; ++seq) {
+    rig.send(packet(seq));
+    lost += seq % kEvery == kPhase;
+  }
+  EXPECT_TRUE(rig.wait_taken(kFrames * kPerFrame - lost));
+  rig.rx->stop();  // the last frames wait for packets that never come: they close now
+  rig.take(kFrames);
+
+  const gpu::PipelineStats st = rig.rx->stats();
+  const uint64_t kernel = rig.kernel_drops();
+  EXPECT_EQ(link.seen(), kFrames * kPerFrame);
+  EXPECT_EQ(link.dropped(), lost);
+  EXPECT_EQ(kernel, 0u) << describe(rig.session->rx_queue("x0", 0).stats());
+  EXPECT_EQ(rig.sent, st.packets_in + kernel + link.dropped()) << rig.counts();
+  EXPECT_EQ(st.packets_in, st.packets_placed);
+  EXPECT_EQ(st.packets_missing, link.dropped());
+  ASSERT_EQ(rig.infos.size(), kFrames) << rig.counts();
+  uint64_t incomplete = 0;
+  for (uint64_t fi = 0; fi < kFrames; ++fi) {
+    uint64_t mask = 0;
+    for (uint32_t slot = 0; slot < kPerFrame; ++slot)
+      if ((fi * kPerFrame + slot) % kEvery == kPhase) mask |= uint64_t{1} << slot;
+    incomplete += mask != 0;
+    const gpu::FrameInfo& info = rig.infos[fi].first;
+    EXPECT_EQ(info.index, fi);
+    EXPECT_EQ(info.received, kPerFrame - std::popcount(mask)) << "frame " << fi;
+    ASSERT_EQ(rig.infos[fi].second.size(), 1u);
+    EXPECT_EQ(rig.infos[fi].second[0], mask) << "frame " << fi << "'s missing bitmap";
+    EXPECT_TRUE(rig.bytes[fi] == expected_frame(fi, mask)) << "frame " << fi << "'s bytes differ from what was sent";
+  }
+  EXPECT_EQ(st.frames_incomplete, incomplete);
+  EXPECT_EQ(st.frames_complete, kFrames - incomplete);
 }
 
 void xsk_no_buffer(const XskScenario& s) {

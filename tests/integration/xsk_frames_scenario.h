@@ -60,6 +60,11 @@ void xsk_session_after_session(const XskScenario& s);
 // kernel places 64 and drops 336 for want of a fill entry (counted in the queue's stats); then
 // every packet is placed: sent == taken + kernel drops, frames 0-7 and 50-57 byte-identical.
 void xsk_fill_ring_starved(const XskScenario& s);
+// A lossy link: a tc program on B's veth drops every 11th packet (sequence % 11 == 5) before it
+// leaves B, unseen by the sender and by A's kernel: each of those packets is missing from its
+// frame (flagged, zero-filled) and counted there, exactly as many as the link dropped; sent ==
+// taken + kernel drops + dropped on the link; every frame byte-identical to a CPU reference.
+void xsk_wire_loss(const XskScenario& s);
 // Packets of 8,192 sample bytes from a kernel UDP socket at MTU 9000 over 4096-byte UMEM
 // buffers (three descriptors each, multi-buffer): every frame placed byte-identical.
 void xsk_jumbo_packets(const XskScenario& s);
