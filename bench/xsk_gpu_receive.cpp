@@ -1,5 +1,6 @@
 // GPU-driven receive against the CPU-driven path, same veth, same sender, same run
-// (issue 35, docs/gpu-afxdp.md): a UDP sender in namespace B (sendmmsg, one thread) floods an
+// (issue 35, docs/gpu-afxdp.md): UDP senders in namespace B (sendmmsg; --senders threads, one
+// sequence shared in batches of 32) flood an
 // afxdp rx queue in namespace A for --seconds; the receiver is one of
 //   gpu        XskFrameReceiver, Driver::gpu: a persistent kernel owns the RX and fill rings
 //   cpu_loop   XskFrameReceiver, Driver::cpu: the same loop on a CPU thread (host frames)
@@ -10,14 +11,17 @@
 // the whole row with setup, stop and drain; steady_ns: only while acquiring), the
 // latency from the send of a frame's last packet to the application holding the frame (p50,
 // p99: complete frames; it includes the application's poll interval), and the GPU the
-// receiver holds (SMs with a resident block of it, of the device's).
+// receiver holds (SMs with a resident block of it, of the device's). The application thread's
+// share while acquiring has no per-packet term: cpu_us/s = looks/s x look_us, each look its
+// sleep's wakeup (idle_look: the same sleep taking nothing, measured after the row) plus the
+// frames it takes.
 // Checks sent == taken + kernel drops and taken == placed + counted fates; exits 1 otherwise.
 // Sizes are UDP payloads; above 1472 bytes the veth pair runs at MTU 9000 and a packet spans
 // several 4096-byte AF_XDP buffers (multi-buffer). The CPU-polled FramePipeline places packets
 // of one buffer (3,798 payload bytes): its row is left out above that (the cpu_loop row, the
 // same loop on a CPU thread, is the CPU-driven figure there).
 //   netdaq_bench_xsk_gpu_receive [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline]
-//                                [--poll-us 200,10000] [--frame-packets 64] [--json F]
+//                                [--poll-us 200,10000] [--frame-packets 64] [--senders 1] [--json F]
 // --poll-us: the application's sleep between looks for frames (gpu and cpu_loop rows; one row
 // each): short for latency, long for the least CPU.
 #include <arpa/inet.h>
@@ -52,6 +56,7 @@ double thread_cpu_s() { return ndqbench::cpu_seconds(CLOCK_THREAD_CPUTIME_ID); }
 using ndqbench::split_commas;
 
 uint32_t per_frame = 64;  // --frame-packets
+unsigned senders = 1;     // --senders
 constexpr size_t kStamps = 4096;
 // When each frame's last packet was sent (ns, steady clock), by frame index % kStamps.
 std::array<std::atomic<uint64_t>, kStamps> last_sent{};
@@ -84,11 +89,17 @@ struct Row {
   uint64_t sent = 0, taken = 0, placed = 0, kernel_drops = 0, other_fates = 0;
   double seconds = 0, cpu_s = 0;
   double steady_ns = 0;  // CPU ns per packet placed while acquiring (without setup, stop and drain)
+  // While acquiring: the application thread's CPU per second, its looks for frames, and the
+  // CPU of one look (with the frames it took).
+  double steady_us_per_s = 0, looks = 0, look_us = 0;
+  double idle_look_us = 0;  // the CPU of one look that finds nothing (the sleep's wakeup alone), same thread
   bool ok = false;
 };
 
-// Sends size-byte payloads (sequence at byte 0, big endian) to ip:port until `stop`.
-uint64_t flood(int fd, const std::string& ip, uint16_t port, uint32_t size, const std::atomic<bool>& stop) {
+// Sends size-byte payloads (sequence at byte 0, big endian) to ip:port until `stop`, 32 at a
+// time, each batch's sequences taken from `next` (shared by the senders); returns packets sent.
+uint64_t flood(int fd, const std::string& ip, uint16_t port, uint32_t size, std::atomic<uint64_t>& next,
+               const std::atomic<bool>& stop) {
   sockaddr_in to{};
   to.sin_family = AF_INET;
   to.sin_port = htons(port);
@@ -97,8 +108,9 @@ uint64_t flood(int fd, const std::string& ip, uint16_t port, uint32_t size, cons
   std::vector<std::vector<unsigned char>> bufs(kBatch, std::vector<unsigned char>(size, 0x5a));
   mmsghdr msgs[kBatch]{};
   iovec iov[kBatch]{};
-  uint64_t seq = 0;
+  uint64_t sent = 0;
   while (!stop.load(std::memory_order_relaxed)) {
+    const uint64_t seq = next.fetch_add(kBatch, std::memory_order_relaxed);
     for (int i = 0; i < kBatch; ++i) {
       const uint64_t s = seq + i;
       for (int k = 0; k < 4; ++k) bufs[i][k] = static_cast<unsigned char>(s >> (24 - 8 * k));
@@ -110,14 +122,14 @@ uint64_t flood(int fd, const std::string& ip, uint16_t port, uint32_t size, cons
       msgs[i].msg_hdr.msg_iovlen = 1;
     }
     const int n = sendmmsg(fd, msgs, kBatch, 0);
-    if (n > 0) {
+    if (n > 0) {  // (a batch cut short leaves its last sequences missing: never sent, never counted)
       const uint64_t t = now_ns();
       for (uint64_t s = seq; s < seq + uint64_t(n); ++s)
         if (s % per_frame == per_frame - 1) last_sent[(s / per_frame) % kStamps].store(t, std::memory_order_relaxed);
-      seq += n;
+      sent += n;
     }
   }
-  return seq;
+  return sent;
 }
 
 ReorderConfig reorder(uint32_t size, LaunchMode launch) {
@@ -157,14 +169,21 @@ Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us
     cfg.memory_regions[0].gpu = 0;
   }
   auto session = lab.run_in(lab.a().ns, [&] { return std::make_unique<Session>(cfg); });
-  const int fd = lab.run_in(lab.b().ns, [] { return socket(AF_INET, SOCK_DGRAM, 0); });
+  std::vector<int> fds;
+  for (unsigned i = 0; i < senders; ++i) fds.push_back(lab.run_in(lab.b().ns, [] { return socket(AF_INET, SOCK_DGRAM, 0); }));
   std::atomic<bool> stop{false};
   gpu::PipelineStats st;
   double cpu = 0;
   std::pair<double, uint64_t> steady{0, 0};  // the application thread's CPU and packets placed when acquiring ends
+  uint64_t looks = 0;
   const auto t0 = Clock::now();
-  uint64_t sent = 0;
-  std::thread sender([&] { sent = flood(fd, lab.a().ip4, port, size, stop); });
+  std::atomic<uint64_t> next_seq{0}, sent{0};
+  std::vector<std::thread> sender;
+  for (int fd : fds) sender.emplace_back([&, fd] { sent += flood(fd, lab.a().ip4, port, size, next_seq, stop); });
+  auto stop_senders = [&] {
+    stop = true;
+    for (std::thread& t : sender) t.join();
+  };
   if (mode == "pipeline") {
     gpu::FramePipeline pipe(*session, "x0", reorder(size, LaunchMode::persistent));
     RxQueue& q = session->rx_queue("x0", 0);
@@ -174,8 +193,7 @@ Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us
       while (gpu::Frame f = pipe.next_frame()) record_latency(f.info(), lat);
     }
     steady = {thread_cpu_s() - c0, pipe.stats().packets_placed};
-    stop = true;
-    sender.join();
+    stop_senders();
     for (auto end = Clock::now() + std::chrono::milliseconds(300); Clock::now() < end;)
       if (RxBurst b = q.poll(); b.size()) pipe.submit(std::move(b));
     pipe.flush();
@@ -190,10 +208,10 @@ Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us
     while (Clock::now() - t0 < std::chrono::duration<double>(seconds)) {
       while (gpu::Frame f = rx.next_frame()) record_latency(f.info(), lat);
       std::this_thread::sleep_for(std::chrono::microseconds(poll_us));  // frames, not packets: no busy wait
+      ++looks;
     }
     steady = {thread_cpu_s() - c0, rx.stats().packets_placed};
-    stop = true;
-    sender.join();
+    stop_senders();
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     rx.stop();
     while (gpu::Frame f = rx.next_frame()) {}
@@ -205,7 +223,7 @@ Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us
     st = rx.stats();
   }
   row.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  close(fd);
+  for (int fd : fds) close(fd);
   row.sent = sent;
   row.taken = st.packets_in;
   row.placed = st.packets_placed;
@@ -215,6 +233,9 @@ Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us
   // The CPU loop's driver thread polls without pause: a core for the whole window.
   const double steady_cpu = steady.first + (mode == "cpu_loop" ? seconds : 0.0);
   row.steady_ns = steady.second ? steady_cpu * 1e9 / double(steady.second) : 0;
+  row.steady_us_per_s = steady_cpu * 1e6 / seconds;
+  row.looks = double(looks);
+  row.look_us = looks ? steady.first * 1e6 / double(looks) : 0;
   row.ok = row.sent == row.taken + row.kernel_drops && row.taken == row.placed + row.other_fates;
   row.latencies = lat.size();
   row.p50_us = percentile(lat, 0.50);
@@ -227,6 +248,14 @@ Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us
     row.gpu_sms = mode == "gpu" ? 1 : row.device_sms;
   }
   return row;
+}
+
+// The CPU of a look that takes nothing: the thread's sleep and wakeup alone, over 0.5 s.
+double idle_look_us(uint32_t poll_us) {
+  const int n = std::max(10, static_cast<int>(500000 / std::max<uint32_t>(poll_us, 1)));
+  const double c0 = thread_cpu_s();
+  for (int i = 0; i < n; ++i) std::this_thread::sleep_for(std::chrono::microseconds(poll_us));
+  return (thread_cpu_s() - c0) * 1e6 / n;
 }
 
 }  // namespace
@@ -242,8 +271,9 @@ int main(int argc, char** argv) {
     else if (k == "--poll-us") polls = v;
     else if (k == "--frame-packets") per_frame = static_cast<uint32_t>(std::stoul(v));
     else if (k == "--json") json = v;
+    else if (k == "--senders") senders = std::max(1u, static_cast<unsigned>(std::stoul(v)));
     else {
-      std::fprintf(stderr, "usage: %s [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline] [--poll-us 200] [--frame-packets 64] [--json F]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--sizes 1024,1400] [--seconds 2] [--modes gpu,cpu_loop,pipeline] [--poll-us 200] [--frame-packets 64] [--senders 1] [--json F]\n", argv[0]);
       return 2;
     }
   }
@@ -253,8 +283,10 @@ int main(int argc, char** argv) {
   }
   std::vector<Row> rows;
   bool ok = true;
-  std::printf("%-9s %6s %7s %10s %10s %10s %8s %8s %12s %10s %9s %9s %7s %s\n", "mode", "size", "poll_us", "sent", "placed",
-              "kern_drop", "other", "Mpps", "cpu_ns/pkt", "steady_ns", "p50_us", "p99_us", "SMs", "check");
+  std::printf("%u sender thread(s), frames of %u packets\n", senders, per_frame);
+  std::printf("%-9s %6s %7s %10s %10s %10s %8s %8s %12s %10s %9s %8s %9s %9s %9s %7s %s\n", "mode", "size", "poll_us", "sent",
+              "placed", "kern_drop", "other", "Mpps", "cpu_ns/pkt", "steady_ns", "cpu_us/s", "look_us", "idle_look", "p50_us",
+              "p99_us", "SMs", "check");
   for (const std::string& size : split_commas(sizes))
     for (const std::string& mode : split_commas(modes))
       for (const std::string& poll : split_commas(polls)) {
@@ -264,12 +296,13 @@ int main(int argc, char** argv) {
           continue;
         }
         Row r = run(mode, static_cast<uint32_t>(std::stoul(size)), seconds, static_cast<uint32_t>(std::stoul(poll)));
+        if (r.poll_us) r.idle_look_us = idle_look_us(r.poll_us);
         ok = ok && r.ok && r.placed > 0;
-        std::printf("%-9s %6u %7u %10llu %10llu %10llu %8llu %8.3f %12.2f %10.2f %9.1f %9.1f %3d/%-3d %s\n", r.mode.c_str(), r.size,
-                    r.poll_us, (unsigned long long)r.sent, (unsigned long long)r.placed, (unsigned long long)r.kernel_drops,
-                    (unsigned long long)r.other_fates, r.placed / r.seconds / 1e6,
-                    r.cpu_s * 1e9 / double(r.placed ? r.placed : 1), r.steady_ns, r.p50_us, r.p99_us, r.gpu_sms, r.device_sms,
-                    r.ok ? "ok" : "ACCOUNTING MISMATCH");
+        std::printf("%-9s %6u %7u %10llu %10llu %10llu %8llu %8.3f %12.2f %10.2f %9.1f %8.2f %9.2f %9.1f %9.1f %3d/%-3d %s\n",
+                    r.mode.c_str(), r.size, r.poll_us, (unsigned long long)r.sent, (unsigned long long)r.placed,
+                    (unsigned long long)r.kernel_drops, (unsigned long long)r.other_fates, r.placed / r.seconds / 1e6,
+                    r.cpu_s * 1e9 / double(r.placed ? r.placed : 1), r.steady_ns, r.steady_us_per_s, r.look_us,
+                    r.idle_look_us, r.p50_us, r.p99_us, r.gpu_sms, r.device_sms, r.ok ? "ok" : "ACCOUNTING MISMATCH");
         rows.push_back(r);
       }
   if (!json.empty()) {
@@ -281,7 +314,9 @@ int main(int argc, char** argv) {
         << ", \"taken\": " << r.taken << ", \"placed\": " << r.placed << ", \"kernel_drops\": " << r.kernel_drops
         << ", \"other_fates\": " << r.other_fates << ", \"seconds\": " << r.seconds << ", \"placed_mpps\": "
         << r.placed / r.seconds / 1e6 << ", \"cpu_ns_per_packet\": " << r.cpu_s * 1e9 / double(r.placed ? r.placed : 1)
-        << ", \"cpu_ns_per_packet_steady\": " << r.steady_ns << ", \"poll_us\": " << r.poll_us << ", \"frame_packets\": " << r.frame_packets << ", \"latency_p50_us\": " << r.p50_us << ", \"latency_p99_us\": " << r.p99_us
+        << ", \"cpu_ns_per_packet_steady\": " << r.steady_ns << ", \"cpu_us_per_second_steady\": " << r.steady_us_per_s
+        << ", \"looks\": " << r.looks << ", \"cpu_us_per_look\": " << r.look_us << ", \"cpu_us_per_idle_look\": "
+        << r.idle_look_us << ", \"senders\": " << senders << ", \"poll_us\": " << r.poll_us << ", \"frame_packets\": " << r.frame_packets << ", \"latency_p50_us\": " << r.p50_us << ", \"latency_p99_us\": " << r.p99_us
         << ", \"latency_frames\": " << r.latencies << ", \"gpu_sms\": " << r.gpu_sms << ", \"device_sms\": " << r.device_sms
         << ", \"accounting_ok\": " << (r.ok ? "true" : "false") << "}";
     }

@@ -160,6 +160,12 @@ xsk_lowcpu_bench() {
     --frame-packets 1024 --seconds 3 --json "$out/xsk_gpu_receive_lowcpu.json" > "$out/logs/xsk_gpu_receive_lowcpu.log" 2>&1 \
     || { echo "FAILED: bench xsk_gpu_receive lowcpu (exit $?)"; rc=1; }
   cat "$out/logs/xsk_gpu_receive_lowcpu.log"
+  # The CPU's share does not grow with the packet rate: three senders, the same looks.
+  echo "== bench xsk_gpu_receive, least CPU at a higher rate (three sender threads)"
+  timeout 120 build-gpu/bench/netdaq_bench_xsk_gpu_receive --modes gpu --sizes 1024,1400 --poll-us 50000 \
+    --frame-packets 1024 --seconds 3 --senders 3 --json "$out/xsk_gpu_receive_lowcpu3.json" \
+    > "$out/logs/xsk_gpu_receive_lowcpu3.log" 2>&1 || { echo "FAILED: bench xsk_gpu_receive lowcpu x3 (exit $?)"; rc=1; }
+  cat "$out/logs/xsk_gpu_receive_lowcpu3.log"
 }
 xsk_benches() {
   [ "${1:-}" = jumbo ] && { xsk_jumbo_bench; return; }

@@ -102,18 +102,32 @@ NDQ_UNROLL
 // through the staged launch, whose gather keeps each packet's offset modulo 16. The last
 // store reads vector nv, which holds bytes of the packet: in the same 16 aligned bytes, it
 // cannot fault.
+// U > 1: U vectors' loads in flight before their stores (a caller reading host memory over
+// PCIe, one round trip per U vectors; the registers are the caller's to afford).
+template <unsigned U = 1>
 NDQ_HD void copy_shifted(const std::byte* s, std::byte* d, uint32_t nv, unsigned tid, unsigned nt) {
   const unsigned m = static_cast<unsigned>(addr(s) & 15);
   const uint4* src = reinterpret_cast<const uint4*>(s - m);
   uint4* dst = reinterpret_cast<uint4*>(d);
-  for (uint32_t i = tid; i < nv; i += nt) store(dst + i, funnel(load(src + i), load(src + i + 1), m));
+  for (uint32_t i = tid; i < nv; i += U * nt) {
+    uint4 lo[U], hi[U];
+NDQ_UNROLL
+    for (unsigned u = 0; u < U; ++u)
+      if (i + u * nt < nv) {
+        lo[u] = load(src + i + u * nt);
+        hi[u] = load(src + i + u * nt + 1);
+      }
+NDQ_UNROLL
+    for (unsigned u = 0; u < U; ++u)
+      if (i + u * nt < nv) store(dst + i + u * nt, funnel(lo[u], hi[u], m));
+  }
 }
 
 // Copies n bytes, swapping the bytes of every E-byte sample when E > 1. The vector width is
 // the widest that src and dst share modulo 16; pointers not E-aligned go byte by byte. Raw
 // bytes that do not share it (a UDP payload 42 bytes into its buffer) go through
-// copy_shifted.
-template <unsigned E>
+// copy_shifted<ShiftUnroll>.
+template <unsigned E, unsigned ShiftUnroll = 1>
 NDQ_HD void copy_samples(const std::byte* s, std::byte* d, uint32_t n, unsigned tid, unsigned nt) {
   if constexpr (E == 1) {
     if (((addr(s) ^ addr(d)) & 15) != 0) {
@@ -121,7 +135,7 @@ NDQ_HD void copy_samples(const std::byte* s, std::byte* d, uint32_t n, unsigned 
       if (head > n) head = n;
       if (head) copy_vectors<1, 1>(s, d, head, tid, nt);
       const uint32_t nv = (n - head) / 16;
-      if (nv) copy_shifted(s + head, d + head, nv, tid, nt);
+      if (nv) copy_shifted<ShiftUnroll>(s + head, d + head, nv, tid, nt);
       const uint32_t done = head + nv * 16;
       if (done < n) copy_vectors<1, 1>(s + done, d + done, n - done, tid, nt);
       return;

@@ -328,7 +328,9 @@ struct XskDriver {
         const uint32_t end = s.pos[j] + s.len[j];
         const uint32_t hi = end < to ? end : to;
         if (lo < hi)
-          copy_samples<1>(p.umem + s.addr[j] + (lo - s.pos[j]), p.frames + s.dst[f] + (lo - from), hi - lo, lane, lanes);
+          // From the UMEM in host memory: kUnroll loads in flight per lane, not one round trip each.
+          copy_samples<1, kUnroll>(p.umem + s.addr[j] + (lo - s.pos[j]), p.frames + s.dst[f] + (lo - from), hi - lo, lane,
+                                   lanes);
       }
       if (lane == 0) p.fill_entries[(s.fill_prod + j) & p.fill_mask] = s.addr[j] & ~(p.chunk - 1);
     }
