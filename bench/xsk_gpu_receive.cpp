@@ -15,7 +15,8 @@
 // share while acquiring has no per-packet term: cpu_us/s = looks/s x look_us, each look its
 // sleep's wakeup (idle_look: the same sleep taking nothing, measured after the row) plus the
 // frames it takes.
-// Checks sent == taken + kernel drops and taken == placed + counted fates; exits 1 otherwise.
+// Checks sent == taken + kernel drops + veth drops (the sender's veth, its peer's ring full)
+// and taken == placed + counted fates; exits 1 otherwise.
 // Sizes are UDP payloads; above 1472 bytes the veth pair runs at MTU 9000 and a packet spans
 // several 4096-byte AF_XDP buffers (multi-buffer). The CPU-polled FramePipeline places packets
 // of one buffer (3,798 payload bytes): its row is left out above that (the cpu_loop row, the
@@ -46,6 +47,7 @@
 #include "netdaq/netdaq.h"
 #include "netns_lab.h"
 #include "receiver_cpu.h"
+#include "veth_drops.h"
 
 using namespace netdaq;
 using Clock = std::chrono::steady_clock;
@@ -87,6 +89,7 @@ struct Row {
   uint64_t latencies = 0;
   int gpu_sms = 0, device_sms = 0;
   uint64_t sent = 0, taken = 0, placed = 0, kernel_drops = 0, other_fates = 0;
+  uint64_t veth_drops = 0;  // dropped by the sender's veth (the peer's ring full): never reached the queue
   double seconds = 0, cpu_s = 0;
   double steady_ns = 0;  // CPU ns per packet placed while acquiring (without setup, stop and drain)
   // While acquiring: the application thread's CPU per second, its looks for frames, and the
@@ -176,6 +179,7 @@ Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us
   double cpu = 0;
   std::pair<double, uint64_t> steady{0, 0};  // the application thread's CPU and packets placed when acquiring ends
   uint64_t looks = 0;
+  const uint64_t veth0 = ndqbench::veth_tx_dropped(lab);
   const auto t0 = Clock::now();
   std::atomic<uint64_t> next_seq{0}, sent{0};
   std::vector<std::thread> sender;
@@ -229,6 +233,7 @@ Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us
   row.placed = st.packets_placed;
   row.other_fates = st.duplicate + st.late + st.malformed + st.no_buffer;
   row.kernel_drops = session->rx_queue("x0", 0).stats().total_drops();
+  row.veth_drops = ndqbench::veth_tx_dropped(lab) - veth0;
   row.cpu_s = cpu;
   // The CPU loop's driver thread polls without pause: a core for the whole window.
   const double steady_cpu = steady.first + (mode == "cpu_loop" ? seconds : 0.0);
@@ -236,7 +241,7 @@ Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us
   row.steady_us_per_s = steady_cpu * 1e6 / seconds;
   row.looks = double(looks);
   row.look_us = looks ? steady.first * 1e6 / double(looks) : 0;
-  row.ok = row.sent == row.taken + row.kernel_drops && row.taken == row.placed + row.other_fates;
+  row.ok = row.sent == row.taken + row.kernel_drops + row.veth_drops && row.taken == row.placed + row.other_fates;
   row.latencies = lat.size();
   row.p50_us = percentile(lat, 0.50);
   row.p99_us = percentile(lat, 0.99);
@@ -284,8 +289,8 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   bool ok = true;
   std::printf("%u sender thread(s), frames of %u packets\n", senders, per_frame);
-  std::printf("%-9s %6s %7s %10s %10s %10s %8s %8s %12s %10s %9s %8s %9s %9s %9s %7s %s\n", "mode", "size", "poll_us", "sent",
-              "placed", "kern_drop", "other", "Mpps", "cpu_ns/pkt", "steady_ns", "cpu_us/s", "look_us", "idle_look", "p50_us",
+  std::printf("%-9s %6s %7s %10s %10s %10s %9s %8s %8s %12s %10s %9s %8s %9s %9s %9s %7s %s\n", "mode", "size", "poll_us", "sent",
+              "placed", "kern_drop", "veth_drop", "other", "Mpps", "cpu_ns/pkt", "steady_ns", "cpu_us/s", "look_us", "idle_look", "p50_us",
               "p99_us", "SMs", "check");
   for (const std::string& size : split_commas(sizes))
     for (const std::string& mode : split_commas(modes))
@@ -298,9 +303,9 @@ int main(int argc, char** argv) {
         Row r = run(mode, static_cast<uint32_t>(std::stoul(size)), seconds, static_cast<uint32_t>(std::stoul(poll)));
         if (r.poll_us) r.idle_look_us = idle_look_us(r.poll_us);
         ok = ok && r.ok && r.placed > 0;
-        std::printf("%-9s %6u %7u %10llu %10llu %10llu %8llu %8.3f %12.2f %10.2f %9.1f %8.2f %9.2f %9.1f %9.1f %3d/%-3d %s\n",
+        std::printf("%-9s %6u %7u %10llu %10llu %10llu %9llu %8llu %8.3f %12.2f %10.2f %9.1f %8.2f %9.2f %9.1f %9.1f %3d/%-3d %s\n",
                     r.mode.c_str(), r.size, r.poll_us, (unsigned long long)r.sent, (unsigned long long)r.placed,
-                    (unsigned long long)r.kernel_drops, (unsigned long long)r.other_fates, r.placed / r.seconds / 1e6,
+                    (unsigned long long)r.kernel_drops, (unsigned long long)r.veth_drops, (unsigned long long)r.other_fates, r.placed / r.seconds / 1e6,
                     r.cpu_s * 1e9 / double(r.placed ? r.placed : 1), r.steady_ns, r.steady_us_per_s, r.look_us,
                     r.idle_look_us, r.p50_us, r.p99_us, r.gpu_sms, r.device_sms, r.ok ? "ok" : "ACCOUNTING MISMATCH");
         rows.push_back(r);
@@ -311,7 +316,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       o << (i ? ", " : "") << "{\"mode\": \"" << r.mode << "\", \"size\": " << r.size << ", \"sent\": " << r.sent
-        << ", \"taken\": " << r.taken << ", \"placed\": " << r.placed << ", \"kernel_drops\": " << r.kernel_drops
+        << ", \"taken\": " << r.taken << ", \"placed\": " << r.placed << ", \"kernel_drops\": " << r.kernel_drops << ", \"veth_drops\": " << r.veth_drops
         << ", \"other_fates\": " << r.other_fates << ", \"seconds\": " << r.seconds << ", \"placed_mpps\": "
         << r.placed / r.seconds / 1e6 << ", \"cpu_ns_per_packet\": " << r.cpu_s * 1e9 / double(r.placed ? r.placed : 1)
         << ", \"cpu_ns_per_packet_steady\": " << r.steady_ns << ", \"cpu_us_per_second_steady\": " << r.steady_us_per_s

@@ -35,6 +35,7 @@
 #include "netdaq/netdaq.h"
 #include "netns_lab.h"
 #include "receiver_cpu.h"
+#include "veth_drops.h"
 
 using namespace netdaq;
 using Clock = std::chrono::steady_clock;
@@ -47,15 +48,7 @@ constexpr uint16_t kPort = 47010;
 
 using ndqbench::cpu_seconds;
 using ndqbench::split_commas;
-
-// B's veth's transmit drops (a full peer ring): `ip -s -j link`.
-uint64_t veth_tx_dropped(const ndqtest::NetnsLab& lab) {
-  std::string out;
-  if (lab.exec_in(lab.b().ns, {"ip", "-s", "-j", "link", "show", "dev", lab.b().veth}, &out) != 0) return ~uint64_t{0};
-  const auto j = nlohmann::json::parse(out, nullptr, false);
-  if (j.is_discarded() || !j.is_array() || j.empty()) return ~uint64_t{0};
-  return j[0]["stats64"]["tx"]["dropped"].get<uint64_t>();
-}
+using ndqbench::veth_tx_dropped;
 
 // Descriptors the kernel refused (invalid) on B's tx queue.
 uint64_t refused(const QueueStats& s) {

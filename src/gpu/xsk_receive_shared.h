@@ -75,7 +75,7 @@ struct XskParams {
   XskControl* control = nullptr;
 };
 
-constexpr uint32_t kXskBatch = 64;         // descriptors one step takes
+constexpr uint32_t kXskBatch = 128;        // descriptors one step takes
 constexpr uint32_t kXskMaxOpen = 16;       // max_open_frames limit
 constexpr uint32_t kXskMaxBuffers = 256;   // frame_buffers limit
 constexpr uint32_t kXskHeaderBytes = 128;
