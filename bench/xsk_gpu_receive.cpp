@@ -37,6 +37,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -151,6 +152,12 @@ ReorderConfig reorder(uint32_t size, LaunchMode launch) {
 Row run(const std::string& mode, uint32_t size, double seconds, uint32_t poll_us) {
   ndqtest::NetnsLab lab;
   if (size + 28 > 1500) lab.set_mtu(9000);
+  // B's veth then sends only the senders' frames (its drops are counted as theirs): no IPv6
+  // (router solicitations, MLD reports), A's address resolved for good (no ARP probes).
+  lab.run_in(lab.b().ns, [&] { std::ofstream("/proc/sys/net/ipv6/conf/" + lab.b().veth + "/disable_ipv6") << "1\n"; });
+  if (lab.exec_in(lab.b().ns, {"ip", "neigh", "replace", lab.a().ip4, "lladdr", lab.mac(lab.a()), "dev", lab.b().veth,
+                               "nud", "permanent"}) != 0)
+    throw std::runtime_error("ip neigh replace failed in " + lab.b().ns);
   Row row;
   row.mode = mode;
   row.size = size;
