@@ -8,10 +8,10 @@
 #include <net/if.h>
 
 #include <cerrno>
-#include <cstring>
 #include <string>
 
 #include "bpf/drop_every_nth_abi.h"
+#include "util/errno_text.h"
 
 extern "C" const char netdaq_test_drop_every_nth_obj[];
 extern "C" const char netdaq_test_drop_every_nth_obj_end[];
@@ -32,14 +32,14 @@ struct EgressDropper::Impl {
     ndq_test_dropper d{};
     const uint32_t zero = 0;
     if (bpf_map_lookup_elem(map_fd, &zero, &d) != 0)
-      throw std::runtime_error(std::string("egress dropper: reading its map: ") + std::strerror(errno));
+      throw std::runtime_error("egress dropper: reading its map: " + netdaq::detail::errno_text(errno));
     return d;
   }
 
   // In namespace B (tc's netlink socket is the calling thread's namespace's).
   void attach(uint16_t port, uint32_t every, uint32_t phase) {
     auto fail = [](const std::string& what, int err) {
-      throw std::runtime_error("egress dropper: " + what + ": " + std::strerror(err < 0 ? -err : err));
+      throw std::runtime_error("egress dropper: " + what + ": " + netdaq::detail::errno_text(err));
     };
     obj = bpf_object__open_mem(netdaq_test_drop_every_nth_obj,
                                netdaq_test_drop_every_nth_obj_end - netdaq_test_drop_every_nth_obj, nullptr);
