@@ -1,10 +1,14 @@
 // Socket engine, UDP over loopback: exact counts and bytes, polling modes, SO_REUSEPORT
 // queues, header-data split, GRO/GSO, pacing, oversize and odd datagrams.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <future>
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -273,6 +277,66 @@ TEST(UdpGroGso, UncoalescedDatagramsAreNotCopied) {
   ASSERT_EQ(got.size(), 200u);
   for (size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(check_payload(got[i], i, 1000));
   EXPECT_EQ(rx.rx_queue("if0").stats().copies, 0u);
+}
+
+// Super-datagrams of one segment size land in place: once the queue has seen one, its
+// buffers are offered in that size and each datagram is written into a buffer of its own,
+// nothing copied (a loopback GSO send reaches a GRO socket as one super-datagram). With
+// header-data split (each datagram across two buffers) and with bursts shorter than a
+// super-datagram (the rest delivered by the next receive calls).
+// One case of SuperDatagramsOfASteadySizeLandInPlace.
+void expect_steady_size_lands_in_place(uint32_t split, uint32_t batch) {
+  SCOPED_TRACE("split_header " + std::to_string(split) + ", batch " + std::to_string(batch));
+  const uint16_t port = free_port(SOCK_DGRAM);
+  Iface rs;
+  rs.address = udp_url(false, port);
+  rs.rx_queues = 1;
+  rs.batch = batch;
+  rs.num_bufs = 8192;
+  rs.split_header = split;
+  if (split) rs.buf_size = 1024;
+  rs.socket.gro = true;
+  Session rx(rs.build());
+  auto& q = rx.rx_queue("if0");
+  constexpr size_t kSize = 1000, kSegments = 32, kFirst = 1, kThen = 40;
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(fd, 0);
+  const std::unique_ptr<const int, void (*)(const int*)> closer(&fd, [](const int* f) { ::close(*f); });
+  const int gso = kSize;
+  ASSERT_EQ(::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &gso, sizeof gso), 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  uint64_t seq = 0;
+  auto send_batches = [&](size_t batches) {
+    for (size_t b = 0; b < batches; ++b) {
+      Bytes msg;
+      for (size_t k = 0; k < kSegments; ++k) {
+        const Bytes p = make_payload(seq++, kSize);
+        msg.insert(msg.end(), p.begin(), p.end());
+      }
+      ASSERT_EQ(::sendto(fd, msg.data(), msg.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to), ssize_t(msg.size()));
+    }
+  };
+  send_batches(kFirst);  // the first, split the plain way (copied), teaches the size
+  auto got = collect(q, kFirst * kSegments, 3000ms);
+  ASSERT_EQ(got.size(), kFirst * kSegments);
+  const uint64_t copies_first = q.stats().copies;
+  EXPECT_EQ(copies_first, (kSegments - 1) * kSize) << "all but the first datagram copied out of staging";
+  send_batches(kThen);  // queued before the next receive: several super-datagrams a call
+  auto more = collect(q, kThen * kSegments, 3000ms);
+  got.insert(got.end(), more.begin(), more.end());
+  const QueueStats st = q.stats();
+  EXPECT_TRUE(all_accounted(seq, got.size(), {st}));
+  ASSERT_EQ(got.size(), seq);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(check_payload(got[i], i, kSize)) << "datagram " << i;
+  EXPECT_EQ(st.copies, copies_first) << "datagrams of the learnt size were copied";
+}
+
+TEST(UdpGroGso, SuperDatagramsOfASteadySizeLandInPlace) {
+  for (uint32_t split : {0u, 64u})
+    for (uint32_t batch : {64u, 8u}) expect_steady_size_lands_in_place(split, batch);
 }
 
 // Pacing (rate_pps) gives roughly the asked rate. Loose bounds: a correctness check.

@@ -7,12 +7,18 @@
 //
 // GRO path (socket.gro and a kernel with UDP_GRO): the kernel may hand over a
 // super-datagram of several datagrams of one flow, all gso_size bytes but the last, with a
-// UDP_GRO cmsg. Each message gets one more iovec after the pool buffers, pointing into a
-// 64 KiB staging area of its own (allocated at open). A datagram that was not coalesced
-// therefore still lands in the pool buffers without a copy; a coalesced one keeps its first
-// segment in place and the others are copied from staging into fresh pool buffers (counted
-// in `copies`). When the burst is full before a super-datagram is split, the rest waits in
-// staging for the next receive() (the backlog), so nothing received is lost to a short burst.
+// UDP_GRO cmsg; it writes it across the message's iovecs as one run of bytes. So the
+// buffers are offered in the shape the last call's super-datagrams had: each message gets
+// as many buffers as they held datagrams, each buffer offered exactly gso_size bytes, and
+// every datagram of a super-datagram of that size lands whole in a buffer of its own, with
+// no copy. Without such a guess (no super-datagram last time) each message gets one buffer
+// of full capacity, so a datagram that was not coalesced lands in place. After the buffers
+// each message has one more iovec, into a 64 KiB staging area of its own: what does not
+// fit the buffers (more datagrams than buffers, or a guess that missed, whose datagrams
+// straddle buffers and are first made contiguous there) is copied from staging into pool
+// buffers (counted in `copies`). When the burst is full before a super-datagram is
+// delivered, the rest waits for the next receive() (the backlog), so nothing received is
+// lost to a short burst.
 //
 // Pool empty: when not one buffer is free, the datagrams waiting in the socket are read
 // into a scratch buffer and counted as pool_empty, so the counters say why data was lost
@@ -90,27 +96,21 @@ class UdpRx final : public RxPort {
         mode_(std::move(mode)),
         slots_(std::max<uint32_t>(q.queue->batch_size, 1)),
         nseg_(q.segments),
-        iov_per_slot_(q.segments + (gro ? 1 : 0)),
         cap_total_(packet_capacity(q)),
-        slot_pkts_(slots_),
+        offer_cap_(gro ? std::max(slots_, std::min(kMaxOffered, q.pools[0]->capacity() / 2)) : slots_),
+        slot_pkts_(offer_cap_),
         msgs_(slots_),
-        iov_(size_t{slots_} * iov_per_slot_),
-        gso_(slots_),
+        msg_(slots_),
+        iov_(size_t{offer_cap_} * q.segments + (gro ? slots_ : 0)),
         ctrl_(new std::byte[size_t{slots_} * kCtrlSize]()),
         discard_msgs_(slots_) {
-    if (gro_) {
-      staging_stride_ = (size_t{cap_total_} + kGroStaging + 63) & ~size_t{63};
-      // Not zeroed: pages are only touched when a datagram overflows into them.
-      staging_.reset(new std::byte[size_t{slots_} * staging_stride_]);
-    }
+    // Not zeroed: pages are only touched when a super-datagram does not land in place.
+    if (gro_) staging_.reset(new std::byte[size_t{slots_} * kStagingStride]);
     discard_iov_ = {discard_buf_, sizeof(discard_buf_)};
     for (uint32_t i = 0; i < slots_; ++i) {
       msghdr& h = msgs_[i].msg_hdr;
-      h.msg_iov = &iov_[size_t{i} * iov_per_slot_];
-      h.msg_iovlen = iov_per_slot_;
       h.msg_control = ctrl_.get() + size_t{i} * kCtrlSize;
       h.msg_controllen = kCtrlSize;
-      if (gro_) h.msg_iov[nseg_] = {staging_.get() + size_t{i} * staging_stride_ + cap_total_, kGroStaging};
       msghdr& d = discard_msgs_[i].msg_hdr;
       d.msg_iov = &discard_iov_;
       d.msg_iovlen = 1;
@@ -120,9 +120,12 @@ class UdpRx final : public RxPort {
   }
 
   ~UdpRx() override {
-    // Datagrams of the backlog that were received but never delivered.
-    uint32_t j = bl_next_ + (bl_off_ > 0 ? 1 : 0);
-    if (j < bl_count_) return_buffers(q_, slot_pkts_.data() + j, bl_count_ - j);
+    // Buffers of the backlog that were received but never delivered.
+    for (uint32_t j = bl_next_; j < bl_count_; ++j) {
+      const Message& m = msg_[j];
+      const uint32_t from = j == bl_next_ ? std::min(bl_i_, m.held) : 0;
+      if (from < m.held) return_buffers(q_, slot_pkts_.data() + m.first + from, m.held - from);
+    }
     if (gro_drops_) gro_drops_->unwatch(cookie_);
   }
 
@@ -139,19 +142,19 @@ class UdpRx final : public RxPort {
       out = drain(pkts, 0, max);
       if (bl_next_ < bl_count_ || out == max) return out;
     }
-    if (out == max) return out;
-    const uint32_t got = attach_buffers(q_, slot_pkts_.data(), max - out);
+    // Shaped by the last call's super-datagrams, buffers are offered for up to twice as many
+    // messages as it received, beyond this burst (the backlog keeps what does not fit);
+    // otherwise for this burst, one a message.
+    const uint32_t per = gro_ && gso_guess_ > 0 ? segments_guess_ : 1;
+    const uint32_t messages = std::min(slots_, 2 * last_messages_);
+    const uint32_t want = per > 1 ? std::min(offer_cap_, messages * per) : max - out;
+    const uint32_t got = attach_buffers(q_, slot_pkts_.data(), want);
     if (got == 0) {
       discard_when_pool_empty();
       return out;
     }
-    for (uint32_t i = 0; i < got; ++i) {
-      const PacketFields& f = fields(slot_pkts_[i]);
-      iovec* v = msgs_[i].msg_hdr.msg_iov;
-      for (unsigned s = 0; s < nseg_; ++s) v[s] = {f.data[s], f.cap[s]};
-      msgs_[i].msg_hdr.msg_controllen = kCtrlSize;
-    }
-    const int r = ::recvmmsg(fd_.get(), msgs_.data(), got, MSG_DONTWAIT, nullptr);
+    const uint32_t used = lay_out_messages(got, per);
+    const int r = ::recvmmsg(fd_.get(), msgs_.data(), used, MSG_DONTWAIT, nullptr);
     if (r <= 0) {
       return_buffers(q_, slot_pkts_.data(), got);
       if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
@@ -159,11 +162,26 @@ class UdpRx final : public RxPort {
       return out;
     }
     const uint32_t n = static_cast<uint32_t>(r);
-    if (n < got) return_buffers(q_, slot_pkts_.data() + n, got - n);
-    for (uint32_t j = 0; j < n; ++j) gso_[j] = parse_control(msgs_[j].msg_hdr);
+    last_messages_ = n;
+    if (n < used) return_buffers(q_, slot_pkts_.data() + msg_[n].first, got - msg_[n].first);
+    // The next call expects the segment size of this call's last super-datagram, and as many
+    // datagrams a message as a datagram's message held on average (sum count^2 / sum count):
+    // singles among super-datagrams then waste a few buffers, and only the datagrams of
+    // bigger super-datagrams than that are copied.
+    uint32_t next_gso = 0;
+    uint64_t datagrams = 0, weighted = 0;
+    for (uint32_t j = 0; j < n; ++j) {
+      sort_out(j);
+      const Message& m = msg_[j];
+      datagrams += m.count;
+      weighted += uint64_t{m.count} * m.count;
+      if (m.count > 1 && m.size <= cap_total_) next_gso = m.size;
+    }
+    gso_guess_ = next_gso;
+    segments_guess_ = datagrams ? static_cast<uint32_t>(std::min<uint64_t>((weighted + datagrams - 1) / datagrams, kMaxGroSegments)) : 1;
     bl_next_ = 0;
     bl_count_ = n;
-    bl_off_ = 0;
+    bl_i_ = 0;
     return drain(pkts, out, max);
   }
 
@@ -192,81 +210,152 @@ class UdpRx final : public RxPort {
   const QueueResources& resources() const noexcept override { return q_; }
 
  private:
-  // Delivers the backlog (messages [bl_next_, bl_count_) of the last recvmmsg) into
-  // pkts[out, max). Returns the new out.
+  // One message of a recvmmsg: the buffers it was offered and what the kernel put there.
+  struct Message {
+    uint32_t first = 0;     // its buffers: slot_pkts_[first, first + buffers)
+    uint32_t buffers = 0;
+    uint32_t stride = 0;    // bytes offered in each of its buffers
+    uint32_t count = 0;     // datagrams in it (0: dropped, oversize)
+    uint32_t size = 0;      // bytes of each datagram but the last
+    uint32_t len = 0;       // bytes in all
+    uint32_t in_place = 0;  // datagrams [0, in_place) lie whole in buffers [0, in_place)
+    uint32_t held = 0;      // buffers [0, held) kept for its datagrams; the others went back
+    const std::byte* linear = nullptr;  // datagram i >= in_place at linear + i * size
+  };
+
+  static constexpr uint32_t kMaxGroSegments = 64;  // UDP_GRO_CNT_MAX: a super-datagram holds no more
+  static constexpr uint32_t kMaxOffered = 4096;    // buffers offered to one recvmmsg at most (GRO)
+  static constexpr size_t kStagingHalf = 65536;    // more than a super-datagram's bytes (UDP's 64 KiB)
+  static constexpr size_t kStagingStride = 2 * kStagingHalf;
+
+  std::byte* staging(uint32_t j) const noexcept { return staging_.get() + size_t{j} * kStagingStride; }
+  static uint32_t length_of(const Message& m, uint32_t i) noexcept {
+    return i + 1 < m.count ? m.size : m.len - i * m.size;
+  }
+
+  // Gives the messages their iovecs over the got buffers, per buffers each (got <= slots_
+  // x per); returns how many messages there are. Without a guess each message has one buffer
+  // of full capacity. After super-datagrams of one segment size, each buffer is offered
+  // exactly that size, so that the kernel writes every datagram into a buffer of its own and
+  // none is copied. With GRO the last iovec of a message is its staging area's upper half:
+  // the bytes that do not fit its buffers.
+  uint32_t lay_out_messages(uint32_t got, uint32_t per) noexcept {
+    const uint32_t stride = gro_ && gso_guess_ > 0 && per > 1 ? gso_guess_ : cap_total_;
+    iovec* v = iov_.data();
+    uint32_t m = 0;
+    for (uint32_t b = 0; b < got; ++m) {
+      Message& msg = msg_[m];
+      msg.first = b;
+      msg.buffers = std::min(per, got - b);
+      msg.stride = stride;
+      msghdr& h = msgs_[m].msg_hdr;
+      h.msg_iov = v;
+      for (uint32_t i = 0; i < msg.buffers; ++i) {
+        const PacketFields& f = fields(slot_pkts_[b + i]);
+        uint32_t left = stride;
+        for (unsigned s = 0; s < nseg_ && left > 0; ++s) {
+          const uint32_t n = std::min(left, f.cap[s]);
+          *v++ = {f.data[s], n};
+          left -= n;
+        }
+      }
+      if (gro_) *v++ = {staging(m) + kStagingHalf, kStagingHalf};
+      h.msg_iovlen = static_cast<size_t>(v - h.msg_iov);
+      h.msg_controllen = kCtrlSize;
+      b += msg.buffers;
+    }
+    return m;
+  }
+
+  // What the kernel put into message j: its datagrams, which of them lie whole in their own
+  // buffers and where the others are (their bytes made contiguous in staging when they
+  // straddle buffers: a guess that missed). Buffers it does not need go back to the pool;
+  // datagrams bigger than a buffer are counted oversize.
+  void sort_out(uint32_t j) noexcept {
+    Message& m = msg_[j];
+    const uint32_t len = msgs_[j].msg_len;
+    const uint32_t gso = parse_control(msgs_[j].msg_hdr);
+    const bool single = gso == 0 || len <= gso;
+    m.len = len;
+    m.size = single ? len : gso;
+    m.count = single ? 1 : (len + gso - 1) / gso;
+    const uint32_t in_buffers = static_cast<uint32_t>(std::min<uint64_t>(len, uint64_t{m.buffers} * m.stride));
+    m.in_place = m.size == m.stride ? std::min(m.count, m.buffers) : m.size < m.stride ? 1 : 0;
+    const uint32_t placed = m.in_place * m.size;  // bytes of the datagrams in place
+    const bool straddle = placed < in_buffers;     // datagrams in the buffers, not in place
+    if ((msgs_[j].msg_hdr.msg_flags & MSG_TRUNC) != 0 || m.size > cap_total_ ||
+        (straddle && in_buffers > kStagingHalf)) {  // each datagram of it is bigger than a buffer
+      q_.counters->drop(DropReason::oversize, m.count);
+      m.count = m.held = m.in_place = 0;
+      return_buffers(q_, slot_pkts_.data() + m.first, m.buffers);
+      return;
+    }
+    if (!gro_) {  // one datagram, in place
+      m.held = 1;
+      return;
+    }
+    std::byte* lin = staging(j) + kStagingHalf - in_buffers;
+    m.linear = lin;
+    if (straddle) gather(m, placed, in_buffers, lin);
+    m.held = std::min(m.count, m.buffers);
+    if (m.held < m.buffers) return_buffers(q_, slot_pkts_.data() + m.first + m.held, m.buffers - m.held);
+  }
+
+  // Copies bytes [from, to) of message m, which lie in its buffers (stride bytes each,
+  // across the buffers' segments), to the same offsets of lin.
+  void gather(const Message& m, uint32_t from, uint32_t to, std::byte* lin) noexcept {
+    for (uint32_t i = from / m.stride; i < m.buffers && uint64_t{i} * m.stride < to; ++i) {
+      const PacketFields& f = fields(slot_pkts_[m.first + i]);
+      uint32_t base = i * m.stride;
+      const uint32_t end = std::min(to, base + m.stride);
+      for (unsigned s = 0; s < nseg_ && base < end; ++s) {
+        const uint32_t seg_end = std::min(end, base + f.cap[s]);
+        const uint32_t lo = std::max(from, base);
+        if (lo < seg_end) std::memcpy(lin + lo, f.data[s] + (lo - base), seg_end - lo);
+        base += f.cap[s];
+      }
+    }
+  }
+
+  // Delivers the backlog (messages [bl_next_, bl_count_) of the last recvmmsg, message
+  // bl_next_ from its datagram bl_i_) into pkts[out, max). Returns the new out.
   uint32_t drain(Packet* pkts, uint32_t out, uint32_t max) noexcept {
-    while (bl_next_ < bl_count_) {
-      if (out == max) return out;
-      const uint32_t j = bl_next_;
-      const uint32_t len = msgs_[j].msg_len;
-      const uint32_t gso = gso_[j];
-      if (bl_off_ == 0) {
-        Packet& slot = slot_pkts_[j];
-        const bool trunc = (msgs_[j].msg_hdr.msg_flags & MSG_TRUNC) != 0;
-        if (gso == 0 || len <= gso) {  // one datagram, received in place
-          if (trunc || len > cap_total_) {
-            q_.counters->drop(DropReason::oversize);
-            return_buffers(q_, &slot, 1);
-          } else {
-            set_packet_length(fields(slot), len);
-            pkts[out++] = slot;
-          }
-          ++bl_next_;
-          continue;
-        }
-        const uint32_t segments = (len + gso - 1) / gso;
-        if (trunc || gso > cap_total_) {  // each datagram of it is bigger than a buffer
-          q_.counters->drop(DropReason::oversize, segments);
-          return_buffers(q_, &slot, 1);
-          ++bl_next_;
-          continue;
-        }
-        // Segment 1 stays in place. Bytes [gso, cap_total_) of the super-datagram are in the
-        // pool buffers too: move them to staging, where the rest of it already is, so the
-        // remaining segments are all read from one place (and survive a full burst).
-        std::byte* st = staging_.get() + size_t{j} * staging_stride_;
-        gather_tail(fields(slot), gso, std::min(len, cap_total_), st);
-        set_packet_length(fields(slot), gso);
-        pkts[out++] = slot;
-        bl_off_ = gso;
+    for (; bl_next_ < bl_count_; ++bl_next_, bl_i_ = 0) {
+      const Message& m = msg_[bl_next_];
+      Packet* own = slot_pkts_.data() + m.first;
+      while (bl_i_ < m.in_place) {
         if (out == max) return out;
+        set_packet_length(fields(own[bl_i_]), length_of(m, bl_i_));
+        pkts[out++] = own[bl_i_++];
       }
-      // Segments after the first, copied from staging into fresh buffers.
-      const std::byte* st = staging_.get() + size_t{j} * staging_stride_;
-      const uint32_t remaining = (len - bl_off_ + gso - 1) / gso;
-      const uint32_t want = std::min(remaining, max - out);
-      const uint32_t got = attach_buffers(q_, pkts + out, want);
+      // The others, copied from their contiguous bytes: into the message's own buffers
+      // first, then fresh ones.
       uint64_t copied = 0;
-      for (uint32_t k = 0; k < got; ++k) {
-        const uint32_t n = std::min(gso, len - bl_off_);
-        scatter_into(fields(pkts[out + k]), st + bl_off_, n);
-        bl_off_ += n;
+      for (; bl_i_ < m.held && out < max; ++bl_i_) {
+        const uint32_t n = length_of(m, bl_i_);
+        scatter_into(fields(own[bl_i_]), m.linear + size_t{bl_i_} * m.size, n);
         copied += n;
+        pkts[out++] = own[bl_i_];
       }
-      out += got;
+      if (bl_i_ >= m.held && bl_i_ < m.count && out < max) {
+        const uint32_t want = std::min(m.count - bl_i_, max - out);
+        const uint32_t got = attach_buffers(q_, pkts + out, want);
+        for (uint32_t k = 0; k < got; ++k, ++bl_i_) {
+          const uint32_t n = length_of(m, bl_i_);
+          scatter_into(fields(pkts[out + k]), m.linear + size_t{bl_i_} * m.size, n);
+          copied += n;
+        }
+        out += got;
+        if (got < want) {  // the pool ran dry: the rest of this super-datagram is lost
+          q_.counters->drop(DropReason::pool_empty, m.count - bl_i_);
+          bl_i_ = m.count;
+        }
+      }
       if (copied) QueueCounters::add(q_.counters->copies, copied);
-      if (got < want) {  // the pool ran dry: the rest of this super-datagram is lost
-        q_.counters->drop(DropReason::pool_empty, remaining - got);
-        bl_off_ = len;
-      }
-      if (bl_off_ < len) return out;  // burst full; continue here next time
-      ++bl_next_;
-      bl_off_ = 0;
+      if (bl_i_ < m.count) return out;  // burst full; continue here next time
     }
     bl_next_ = bl_count_ = 0;
     return out;
-  }
-
-  // Copies datagram bytes [from, to) that were received into the pool buffers of f to the
-  // same offsets of st.
-  void gather_tail(const PacketFields& f, uint32_t from, uint32_t to, std::byte* st) const noexcept {
-    uint32_t base = 0;
-    for (unsigned s = 0; s < nseg_; ++s) {
-      const uint32_t lo = std::max(from, base);
-      const uint32_t hi = std::min(to, base + f.cap[s]);
-      if (lo < hi) std::memcpy(st + lo, f.data[s] + (lo - base), hi - lo);
-      base += f.cap[s];
-    }
   }
 
   // Reads the cmsgs of one received message: returns the GRO segment size (0 if the
@@ -309,18 +398,20 @@ class UdpRx final : public RxPort {
   const std::string mode_;
   const uint32_t slots_;
   const unsigned nseg_;
-  const unsigned iov_per_slot_;
   const uint32_t cap_total_;
-  std::vector<Packet> slot_pkts_;   // buffers of the messages of one recvmmsg
+  const uint32_t offer_cap_;        // buffers one recvmmsg may be offered
+  std::vector<Packet> slot_pkts_;   // buffers offered to one recvmmsg, message by message
   std::vector<mmsghdr> msgs_;
-  std::vector<iovec> iov_;          // iov_per_slot_ per message
-  std::vector<uint32_t> gso_;       // GRO segment size per message (0: single datagram)
+  std::vector<Message> msg_;        // what each message was offered and holds
+  std::vector<iovec> iov_;          // each buffer's segments, then (GRO) staging, per message
   std::unique_ptr<std::byte[]> ctrl_;
-  std::unique_ptr<std::byte[]> staging_;  // GRO: staging_stride_ bytes per message
-  size_t staging_stride_ = 0;       // offset k of a slot's staging = byte k of its datagram
-  // Backlog: messages [bl_next_, bl_count_) not yet delivered; bl_off_ > 0 means message
-  // bl_next_ delivered its first segment and continues at that byte.
-  uint32_t bl_next_ = 0, bl_count_ = 0, bl_off_ = 0;
+  std::unique_ptr<std::byte[]> staging_;  // GRO: kStagingStride bytes per message
+  // GRO: the segment size and count of the last call's super-datagrams (0: none came), which
+  // the next call's buffers are offered in.
+  uint32_t gso_guess_ = 0, segments_guess_ = 1, last_messages_ = 1;
+  // Backlog: messages [bl_next_, bl_count_) not yet delivered; message bl_next_ continues
+  // at its datagram bl_i_.
+  uint32_t bl_next_ = 0, bl_count_ = 0, bl_i_ = 0;
   std::vector<mmsghdr> discard_msgs_;
   iovec discard_iov_{};
   std::byte discard_buf_[64];
