@@ -223,7 +223,7 @@ class UdpRx final : public RxPort {
     const std::byte* linear = nullptr;  // datagram i >= in_place at linear + i * size
   };
 
-  static constexpr uint32_t kMaxGroSegments = 64;  // UDP_GRO_CNT_MAX: a super-datagram holds no more
+  static constexpr uint32_t kMaxGroSegments = 128;  // UDP_GRO_CNT_MAX (64 before Linux 6.9): no more a super-datagram
   static constexpr uint32_t kMaxOffered = 4096;    // buffers offered to one recvmmsg at most (GRO)
   static constexpr size_t kStagingHalf = 65536;    // more than a super-datagram's bytes (UDP's 64 KiB)
   static constexpr size_t kStagingStride = 2 * kStagingHalf;
