@@ -105,7 +105,7 @@ class UdpRx final : public RxPort {
         ctrl_(new std::byte[size_t{slots_} * kCtrlSize]()),
         discard_msgs_(slots_) {
     // Not zeroed: pages are only touched when a super-datagram does not land in place.
-    if (gro_) staging_.reset(new std::byte[size_t{slots_} * kStagingStride]);
+    if (gro_) staging_.reset(new std::byte[size_t{slots_} * kStaging]);
     discard_iov_ = {discard_buf_, sizeof(discard_buf_)};
     for (uint32_t i = 0; i < slots_; ++i) {
       msghdr& h = msgs_[i].msg_hdr;
@@ -220,15 +220,15 @@ class UdpRx final : public RxPort {
     uint32_t len = 0;       // bytes in all
     uint32_t in_place = 0;  // datagrams [0, in_place) lie whole in buffers [0, in_place)
     uint32_t held = 0;      // buffers [0, held) kept for its datagrams; the others went back
-    const std::byte* linear = nullptr;  // datagram i >= in_place at linear + i * size
+    const std::byte* staged = nullptr;  // datagram i >= in_place at staged + i * size - skip
+    uint32_t skip = 0;
   };
 
   static constexpr uint32_t kMaxGroSegments = 128;  // UDP_GRO_CNT_MAX (64 before Linux 6.9): no more a super-datagram
   static constexpr uint32_t kMaxOffered = 4096;    // buffers offered to one recvmmsg at most (GRO)
-  static constexpr size_t kStagingHalf = 65536;    // more than a super-datagram's bytes (UDP's 64 KiB)
-  static constexpr size_t kStagingStride = 2 * kStagingHalf;
+  static constexpr size_t kStaging = 65536;  // more than a super-datagram's bytes (UDP's 64 KiB)
 
-  std::byte* staging(uint32_t j) const noexcept { return staging_.get() + size_t{j} * kStagingStride; }
+  std::byte* staging(uint32_t j) const noexcept { return staging_.get() + size_t{j} * kStaging; }
   static uint32_t length_of(const Message& m, uint32_t i) noexcept {
     return i + 1 < m.count ? m.size : m.len - i * m.size;
   }
@@ -259,7 +259,7 @@ class UdpRx final : public RxPort {
           left -= n;
         }
       }
-      if (gro_) *v++ = {staging(m) + kStagingHalf, kStagingHalf};
+      if (gro_) *v++ = {staging(m), kStaging};
       h.msg_iovlen = static_cast<size_t>(v - h.msg_iov);
       h.msg_controllen = kCtrlSize;
       b += msg.buffers;
@@ -284,7 +284,7 @@ class UdpRx final : public RxPort {
     const uint32_t placed = m.in_place * m.size;  // bytes of the datagrams in place
     const bool straddle = placed < in_buffers;     // datagrams in the buffers, not in place
     if ((msgs_[j].msg_hdr.msg_flags & MSG_TRUNC) != 0 || m.size > cap_total_ ||
-        (straddle && in_buffers > kStagingHalf)) {  // each datagram of it is bigger than a buffer
+        len - (straddle ? placed : in_buffers) > kStaging) {  // each datagram of it is bigger than a buffer
       q_.counters->drop(DropReason::oversize, m.count);
       m.count = m.held = m.in_place = 0;
       return_buffers(q_, slot_pkts_.data() + m.first, m.buffers);
@@ -294,16 +294,23 @@ class UdpRx final : public RxPort {
       m.held = 1;
       return;
     }
-    std::byte* lin = staging(j) + kStagingHalf - in_buffers;
-    m.linear = lin;
-    if (straddle) gather(m, placed, in_buffers, lin);
+    // Staging holds bytes [in_buffers, len); when datagrams straddle buffers, bytes
+    // [placed, in_buffers) are put in front of them, so that [placed, len) are contiguous.
+    std::byte* st = staging(j);
+    m.staged = st;
+    m.skip = in_buffers;
+    if (straddle) {
+      std::memmove(st + (in_buffers - placed), st, len - in_buffers);
+      gather(m, placed, in_buffers, st);
+      m.skip = placed;
+    }
     m.held = std::min(m.count, m.buffers);
     if (m.held < m.buffers) return_buffers(q_, slot_pkts_.data() + m.first + m.held, m.buffers - m.held);
   }
 
   // Copies bytes [from, to) of message m, which lie in its buffers (stride bytes each,
-  // across the buffers' segments), to the same offsets of lin.
-  void gather(const Message& m, uint32_t from, uint32_t to, std::byte* lin) noexcept {
+  // across the buffers' segments), to out (byte from at out[0]).
+  void gather(const Message& m, uint32_t from, uint32_t to, std::byte* out) noexcept {
     for (uint32_t i = from / m.stride; i < m.buffers && uint64_t{i} * m.stride < to; ++i) {
       const PacketFields& f = fields(slot_pkts_[m.first + i]);
       uint32_t base = i * m.stride;
@@ -311,7 +318,7 @@ class UdpRx final : public RxPort {
       for (unsigned s = 0; s < nseg_ && base < end; ++s) {
         const uint32_t seg_end = std::min(end, base + f.cap[s]);
         const uint32_t lo = std::max(from, base);
-        if (lo < seg_end) std::memcpy(lin + lo, f.data[s] + (lo - base), seg_end - lo);
+        if (lo < seg_end) std::memcpy(out + (lo - from), f.data[s] + (lo - base), seg_end - lo);
         base += f.cap[s];
       }
     }
@@ -333,7 +340,7 @@ class UdpRx final : public RxPort {
       uint64_t copied = 0;
       for (; bl_i_ < m.held && out < max; ++bl_i_) {
         const uint32_t n = length_of(m, bl_i_);
-        scatter_into(fields(own[bl_i_]), m.linear + size_t{bl_i_} * m.size, n);
+        scatter_into(fields(own[bl_i_]), m.staged + (size_t{bl_i_} * m.size - m.skip), n);
         copied += n;
         pkts[out++] = own[bl_i_];
       }
@@ -342,7 +349,7 @@ class UdpRx final : public RxPort {
         const uint32_t got = attach_buffers(q_, pkts + out, want);
         for (uint32_t k = 0; k < got; ++k, ++bl_i_) {
           const uint32_t n = length_of(m, bl_i_);
-          scatter_into(fields(pkts[out + k]), m.linear + size_t{bl_i_} * m.size, n);
+          scatter_into(fields(pkts[out + k]), m.staged + (size_t{bl_i_} * m.size - m.skip), n);
           copied += n;
         }
         out += got;
@@ -405,7 +412,7 @@ class UdpRx final : public RxPort {
   std::vector<Message> msg_;        // what each message was offered and holds
   std::vector<iovec> iov_;          // each buffer's segments, then (GRO) staging, per message
   std::unique_ptr<std::byte[]> ctrl_;
-  std::unique_ptr<std::byte[]> staging_;  // GRO: kStagingStride bytes per message
+  std::unique_ptr<std::byte[]> staging_;  // GRO: kStaging bytes per message
   // GRO: the segment size and count of the last call's super-datagrams (0: none came), which
   // the next call's buffers are offered in.
   uint32_t gso_guess_ = 0, segments_guess_ = 1, last_messages_ = 1;
