@@ -103,11 +103,14 @@ struct XskDriver {
     for (uint32_t b = 0; b < p.buffers; ++b) s.free_stack[s.nfree++] = p.buffers - 1 - b;
   }
 
-  // Thread 0: buffers the API gave back; what the ring holds; whether to stop.
+  // Thread 0: what the ring holds; buffers the API gave back; whether to stop. The ring's
+  // producer is read first: a frame released before a packet was sent is then always seen
+  // free by the step that takes the packet (read the other way round, a driver preempted
+  // between the two loads counted such packets no_buffer).
   NDQ_HD void begin_step() {
+    const uint32_t avail = load_acquire(p.rx_producer) - s.rx_cons;
     const uint32_t fp = load_acquire(&p.control->free_prod);
     while (s.free_cons != fp) s.free_stack[s.nfree++] = p.free_ring[s.free_cons++ & p.ring_mask];
-    const uint32_t avail = load_acquire(p.rx_producer) - s.rx_cons;
     s.n = avail < kXskBatch ? avail : kXskBatch;
     s.quit = s.n == 0 && load_acquire(&p.control->stop) != 0;
     s.npublish = 0;
