@@ -4,9 +4,10 @@
 // drains them and its CPU time (user + system) is read:
 //   (n) netdaq: the socket engine, one rx queue, socket.gro on, bursts polled and released;
 //   (k) the floor: recvmmsg of 16 messages of 64 KiB on a UDP_GRO socket, datagrams counted.
-// Per S (--segments, default 53,8,1; 1 = no GSO), --rounds rounds each after 3 untimed ones
-// (first touches), medians. Checks, every round: received == sent, no drop; the first untimed
-// netdaq round checks every datagram's sequence number and bytes. Exit 3 on a failed check.
+// Per S (--segments, default 53,8,1; 1 = no GSO), --rounds rounds each after 6 untimed ones
+// (the pool's pages touched once), medians. Checks, every round: received == sent, no drop;
+// the first untimed netdaq round checks every datagram's sequence number and bytes. Exit 3 on
+// a failed check.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
@@ -32,7 +33,7 @@ using ndqbench::thread_cpu_ns;
 
 constexpr uint32_t kSize = 1200;      // bytes a datagram (an ST 2110 or sensor payload)
 constexpr uint32_t kPerRound = 12720; // datagrams a round (divisible by 53, 8 and 1 nearly)
-constexpr uint32_t kWarmup = 3;       // untimed rounds first
+constexpr uint32_t kWarmup = 6;       // untimed rounds first: every pool buffer touched once
 constexpr auto kIdle = std::chrono::milliseconds(200);
 
 uint16_t free_udp_port() {
@@ -130,7 +131,7 @@ class NetdaqReceiver {
 
  private:
   static std::string config(uint16_t port) {
-    return "memory_regions:\n  - {name: b, kind: host, buf_size: 2048, num_bufs: 32768}\n"
+    return "memory_regions:\n  - {name: b, kind: host, buf_size: 2048, num_bufs: 8192}\n"
            "interfaces:\n  - name: lo\n    engine: socket\n    address: udp://127.0.0.1:" +
            std::to_string(port) +
            "\n    socket: {rcvbuf: 268435456, gro: true}\n"
