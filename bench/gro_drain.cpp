@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "gro_floor.h"
 #include "netdaq/netdaq.h"
 #include "receiver_cpu.h"
 
@@ -141,46 +142,30 @@ class NetdaqReceiver {
   uint64_t next_seq_ = 0;
 };
 
-// (k): the kernel's part alone.
+// (k): the kernel's part alone (gro_floor.h).
 class KernelFloor {
  public:
-  explicit KernelFloor(uint16_t port) : fd_(socket(AF_INET, SOCK_DGRAM, 0)), buf_(size_t(kMsgs) * kMsgBytes) {
-    const int one = 1, rcv = 256 << 20;
-    setsockopt(fd_, SOL_UDP, UDP_GRO, &one, sizeof one);
-    setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof rcv);
+  explicit KernelFloor(uint16_t port) : floor_(socket(AF_INET, SOCK_DGRAM, 0)) {
+    const int rcv = 256 << 20;
+    setsockopt(floor_.fd(), SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof rcv);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bound_ = bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    for (unsigned i = 0; i < kMsgs; ++i) {
-      iov_[i] = {buf_.data() + size_t(i) * kMsgBytes, kMsgBytes};
-      msgs_[i] = {};
-      msgs_[i].msg_hdr.msg_iov = &iov_[i];
-      msgs_[i].msg_hdr.msg_iovlen = 1;
-      msgs_[i].msg_hdr.msg_control = ctrl_[i];
-    }
+    bound_ = bind(floor_.fd(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   }
-  ~KernelFloor() { close(fd_); }
   bool bound() const { return bound_; }
   Drain drain(uint64_t n) {
     Drain d;
     auto last = std::chrono::steady_clock::now();
     const uint64_t c0 = thread_cpu_ns();
     while (d.received < n) {
-      for (unsigned i = 0; i < kMsgs; ++i) msgs_[i].msg_hdr.msg_controllen = sizeof ctrl_[i];
-      const int r = recvmmsg(fd_, msgs_, kMsgs, MSG_DONTWAIT, nullptr);
-      if (r <= 0) {
+      const uint64_t got = floor_.receive();
+      if (got == 0) {
         if (std::chrono::steady_clock::now() - last > kIdle) break;
         continue;
       }
-      for (int i = 0; i < r; ++i) {
-        int gso = 0;
-        for (cmsghdr* h = CMSG_FIRSTHDR(&msgs_[i].msg_hdr); h; h = CMSG_NXTHDR(&msgs_[i].msg_hdr, h))
-          if (h->cmsg_level == SOL_UDP && h->cmsg_type == UDP_GRO) std::memcpy(&gso, CMSG_DATA(h), sizeof gso);
-        const uint32_t len = msgs_[i].msg_len;
-        d.received += gso > 0 ? (len + uint32_t(gso) - 1) / uint32_t(gso) : 1;
-      }
+      d.received += got;
       last = std::chrono::steady_clock::now();
     }
     d.cpu_ns = thread_cpu_ns() - c0;
@@ -188,14 +173,8 @@ class KernelFloor {
   }
 
  private:
-  static constexpr unsigned kMsgs = 16;
-  static constexpr size_t kMsgBytes = 65536;
-  int fd_;
+  ndqbench::GroFloor floor_;
   bool bound_ = false;
-  std::vector<std::byte> buf_;
-  iovec iov_[kMsgs]{};
-  mmsghdr msgs_[kMsgs]{};
-  alignas(cmsghdr) char ctrl_[kMsgs][64]{};
 };
 
 double median(std::vector<double> v) {

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "afxdp_config.h"
+#include "gro_floor.h"
 #include "netdaq/host_frames.h"
 #include "netdaq/netdaq.h"
 #include "netns_lab.h"
@@ -285,40 +286,21 @@ class NetdaqReceiver : public Receiver {
   bool place_ = true;
 };
 
-// Diagnostic (k): the kernel's part of a socket receive alone, a floor for (r): recvmmsg of 16
-// messages of 64 KiB with UDP_GRO (coalesced datagrams land back to back), nothing else done.
+// Diagnostic (k): the kernel's part of a socket receive alone, a floor for (r) (gro_floor.h).
 class KernelFloorReceiver : public Receiver {
  public:
-  explicit KernelFloorReceiver(int fd) : fd_(fd), buf_(size_t(kMsgs) * kMsgBytes) {
-    int one = 1;
-    setsockopt(fd_, IPPROTO_UDP, 104 /* UDP_GRO */, &one, sizeof one);
-    for (unsigned i = 0; i < kMsgs; ++i) {
-      iov_[i] = {buf_.data() + size_t(i) * kMsgBytes, kMsgBytes};
-      msgs_[i] = {};
-      msgs_[i].msg_hdr.msg_iov = &iov_[i];
-      msgs_[i].msg_hdr.msg_iovlen = 1;
-      msgs_[i].msg_hdr.msg_control = ctrl_[i];
-    }
-  }
-  ~KernelFloorReceiver() override { close(fd_); }
+  explicit KernelFloorReceiver(int fd) : floor_(fd) {}
   Chunk drain(uint64_t n, bool) override {
     Chunk c;
     const uint64_t c0 = thread_cpu_ns();
     auto last = std::chrono::steady_clock::now();
     while (c.received < n) {
-      for (unsigned i = 0; i < kMsgs; ++i) msgs_[i].msg_hdr.msg_controllen = sizeof ctrl_[i];
-      const int r = recvmmsg(fd_, msgs_, kMsgs, MSG_DONTWAIT, nullptr);
-      if (r <= 0) {
+      const uint64_t got = floor_.receive();
+      if (got == 0) {
         if (std::chrono::steady_clock::now() - last > kIdle) break;
         continue;
       }
-      for (int i = 0; i < r; ++i) {
-        int gso = 0;
-        for (cmsghdr* h = CMSG_FIRSTHDR(&msgs_[i].msg_hdr); h; h = CMSG_NXTHDR(&msgs_[i].msg_hdr, h))
-          if (h->cmsg_level == IPPROTO_UDP && h->cmsg_type == 104) std::memcpy(&gso, CMSG_DATA(h), sizeof gso);
-        const uint32_t len = msgs_[i].msg_len;
-        c.received += gso > 0 ? (len + uint32_t(gso) - 1) / uint32_t(gso) : 1;
-      }
+      c.received += got;
       last = std::chrono::steady_clock::now();
     }
     c.cpu_ns = thread_cpu_ns() - c0;
@@ -326,13 +308,7 @@ class KernelFloorReceiver : public Receiver {
   }
 
  private:
-  static constexpr unsigned kMsgs = 16;
-  static constexpr size_t kMsgBytes = 65536;
-  int fd_;
-  std::vector<std::byte> buf_;
-  mmsghdr msgs_[kMsgs];
-  iovec iov_[kMsgs];
-  char ctrl_[kMsgs][64];
+  ndqbench::GroFloor floor_;
 };
 
 // GStreamer: gst-launch-1.0 udpsrc ! rtpvrawdepay ! fakesink, in the receivers' namespace,
