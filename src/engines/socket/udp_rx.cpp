@@ -214,7 +214,6 @@ class UdpRx final : public RxPort {
   struct Message {
     uint32_t first = 0;     // its buffers: slot_pkts_[first, first + buffers)
     uint32_t buffers = 0;
-    uint32_t stride = 0;    // bytes offered in each of its buffers
     uint32_t count = 0;     // datagrams in it (0: dropped, oversize)
     uint32_t size = 0;      // bytes of each datagram but the last
     uint32_t len = 0;       // bytes in all
@@ -232,27 +231,32 @@ class UdpRx final : public RxPort {
   static uint32_t length_of(const Message& m, uint32_t i) noexcept {
     return i + 1 < m.count ? m.size : m.len - i * m.size;
   }
+  // Datagram i of m, not in place, copied from staging into buffer p; returns its bytes.
+  static uint32_t copy_out(const Message& m, uint32_t i, Packet& p) noexcept {
+    const uint32_t n = length_of(m, i);
+    scatter_into(fields(p), m.staged + (size_t{i} * m.size - m.skip), n);
+    return n;
+  }
 
   // Gives the messages their iovecs over the got buffers, per buffers each (got <= slots_
-  // x per); returns how many messages there are. Without a guess each message has one buffer
-  // of full capacity. After super-datagrams of one segment size, each buffer is offered
-  // exactly that size, so that the kernel writes every datagram into a buffer of its own and
-  // none is copied. With GRO the last iovec of a message is its staging area's upper half:
-  // the bytes that do not fit its buffers.
+  // x per); returns how many messages there are. Without a guess (per == 1) each message has
+  // one buffer of full capacity. After super-datagrams of one segment size, each buffer is
+  // offered exactly that size, so that the kernel writes every datagram into a buffer of its
+  // own and none is copied. With GRO the last iovec of a message is its staging area: the
+  // bytes that do not fit its buffers.
   uint32_t lay_out_messages(uint32_t got, uint32_t per) noexcept {
-    const uint32_t stride = gro_ && gso_guess_ > 0 && per > 1 ? gso_guess_ : cap_total_;
+    stride_ = per > 1 ? gso_guess_ : cap_total_;
     iovec* v = iov_.data();
     uint32_t m = 0;
     for (uint32_t b = 0; b < got; ++m) {
       Message& msg = msg_[m];
       msg.first = b;
       msg.buffers = std::min(per, got - b);
-      msg.stride = stride;
       msghdr& h = msgs_[m].msg_hdr;
       h.msg_iov = v;
       for (uint32_t i = 0; i < msg.buffers; ++i) {
         const PacketFields& f = fields(slot_pkts_[b + i]);
-        uint32_t left = stride;
+        uint32_t left = stride_;
         for (unsigned s = 0; s < nseg_ && left > 0; ++s) {
           const uint32_t n = std::min(left, f.cap[s]);
           *v++ = {f.data[s], n};
@@ -279,8 +283,8 @@ class UdpRx final : public RxPort {
     m.len = len;
     m.size = single ? len : gso;
     m.count = single ? 1 : (len + gso - 1) / gso;
-    const uint32_t in_buffers = static_cast<uint32_t>(std::min<uint64_t>(len, uint64_t{m.buffers} * m.stride));
-    m.in_place = m.size == m.stride ? std::min(m.count, m.buffers) : m.size < m.stride ? 1 : 0;
+    const uint32_t in_buffers = static_cast<uint32_t>(std::min<uint64_t>(len, uint64_t{m.buffers} * stride_));
+    m.in_place = m.size == stride_ ? std::min(m.count, m.buffers) : m.size < stride_ ? 1 : 0;
     const uint32_t placed = m.in_place * m.size;  // bytes of the datagrams in place
     const bool straddle = placed < in_buffers;     // datagrams in the buffers, not in place
     if ((msgs_[j].msg_hdr.msg_flags & MSG_TRUNC) != 0 || m.size > cap_total_ ||
@@ -308,13 +312,13 @@ class UdpRx final : public RxPort {
     if (m.held < m.buffers) return_buffers(q_, slot_pkts_.data() + m.first + m.held, m.buffers - m.held);
   }
 
-  // Copies bytes [from, to) of message m, which lie in its buffers (stride bytes each,
+  // Copies bytes [from, to) of message m, which lie in its buffers (stride_ bytes each,
   // across the buffers' segments), to out (byte from at out[0]).
   void gather(const Message& m, uint32_t from, uint32_t to, std::byte* out) noexcept {
-    for (uint32_t i = from / m.stride; i < m.buffers && uint64_t{i} * m.stride < to; ++i) {
+    for (uint32_t i = from / stride_; i < m.buffers && uint64_t{i} * stride_ < to; ++i) {
       const PacketFields& f = fields(slot_pkts_[m.first + i]);
-      uint32_t base = i * m.stride;
-      const uint32_t end = std::min(to, base + m.stride);
+      uint32_t base = i * stride_;
+      const uint32_t end = std::min(to, base + stride_);
       for (unsigned s = 0; s < nseg_ && base < end; ++s) {
         const uint32_t seg_end = std::min(end, base + f.cap[s]);
         const uint32_t lo = std::max(from, base);
@@ -339,19 +343,13 @@ class UdpRx final : public RxPort {
       // first, then fresh ones.
       uint64_t copied = 0;
       for (; bl_i_ < m.held && out < max; ++bl_i_) {
-        const uint32_t n = length_of(m, bl_i_);
-        scatter_into(fields(own[bl_i_]), m.staged + (size_t{bl_i_} * m.size - m.skip), n);
-        copied += n;
+        copied += copy_out(m, bl_i_, own[bl_i_]);
         pkts[out++] = own[bl_i_];
       }
       if (bl_i_ >= m.held && bl_i_ < m.count && out < max) {
         const uint32_t want = std::min(m.count - bl_i_, max - out);
         const uint32_t got = attach_buffers(q_, pkts + out, want);
-        for (uint32_t k = 0; k < got; ++k, ++bl_i_) {
-          const uint32_t n = length_of(m, bl_i_);
-          scatter_into(fields(pkts[out + k]), m.staged + (size_t{bl_i_} * m.size - m.skip), n);
-          copied += n;
-        }
+        for (uint32_t k = 0; k < got; ++k, ++bl_i_) copied += copy_out(m, bl_i_, pkts[out + k]);
         out += got;
         if (got < want) {  // the pool ran dry: the rest of this super-datagram is lost
           q_.counters->drop(DropReason::pool_empty, m.count - bl_i_);
@@ -416,6 +414,7 @@ class UdpRx final : public RxPort {
   // GRO: the segment size and count of the last call's super-datagrams (0: none came), which
   // the next call's buffers are offered in.
   uint32_t gso_guess_ = 0, segments_guess_ = 1, last_messages_ = 1;
+  uint32_t stride_ = 0;  // bytes offered in each buffer of the last recvmmsg
   // Backlog: messages [bl_next_, bl_count_) not yet delivered; message bl_next_ continues
   // at its datagram bl_i_.
   uint32_t bl_next_ = 0, bl_count_ = 0, bl_i_ = 0;
