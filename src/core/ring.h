@@ -79,6 +79,14 @@ class SpscRing {
     return n;
   }
 
+  // Consumer only: the item the next pop returns, if the consumer's cached view of head_ already
+  // holds it (no load of the producer's line): for prefetching what it points to.
+  bool peek_cached(T& v) const noexcept {
+    if (head_cache_ == tail_mine_) return false;
+    v = slots_[tail_mine_ & mask_];
+    return true;
+  }
+
   uint32_t size_approx() const noexcept {
     return head_.load(std::memory_order_acquire) - tail_.load(std::memory_order_acquire);
   }

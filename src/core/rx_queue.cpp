@@ -95,13 +95,17 @@ void RxQueueImpl::hand_over(BurstDesc* d) noexcept {
   l.holder.store(Holder::app, std::memory_order_relaxed);  // published by the ring's release store
   out_[out_head_++ & out_mask_] = &l;
   ready_.push(d);
-  reclaim();  // the oldest burst's line was prefetched when this step began
+  reclaim(kReclaimLag);  // the oldest burst's line was prefetched when this step began
 }
 
 RxBurst RxQueueImpl::poll() noexcept {
   BurstDesc* d = nullptr;
   if (worker_mode_) {
     if (!ready_.pop(d)) return {};
+    // The next burst's line, when the ring already shows it: its miss overlaps this burst's
+    // work. For writing: the release's exchange follows the reads of its count, and a line
+    // fetched shared would cross from the worker's core a second time for it.
+    if (BurstDesc* next; ready_.peek_cached(next)) __builtin_prefetch(next, 1);
     return RxBurst(d);
   }
   if (!(d = take_free())) return {};  // the application holds every burst
@@ -162,14 +166,14 @@ void RxQueueImpl::free_returned(LineDesc& l) noexcept {
 
 // In the order handed over, while the oldest was returned: a burst freed last is reused
 // first, so what the worker touches next is still in its caches.
-void RxQueueImpl::reclaim() noexcept {
-  if (out_tail_ == out_head_ ||
+void RxQueueImpl::reclaim(uint32_t keep) noexcept {
+  if (out_head_ - out_tail_ <= keep ||
       out_[out_tail_ & out_mask_]->holder.load(std::memory_order_acquire) != Holder::returned)
     return;
   begin_frees();
   do {
     free_returned(*out_[out_tail_++ & out_mask_]);
-  } while (out_tail_ != out_head_ &&
+  } while (out_head_ - out_tail_ > keep &&
            out_[out_tail_ & out_mask_]->holder.load(std::memory_order_acquire) == Holder::returned);
   end_frees();
 }
@@ -216,8 +220,9 @@ BurstDesc* RxQueueImpl::worker_take() noexcept {
 bool RxQueueImpl::worker_step() noexcept {
   if (hold_back_) return worker_step_held();
   // The oldest burst handed over: whether it came back is read after the receive (hand_over),
-  // its line (which the application's release took) on its way meanwhile.
-  if (out_tail_ != out_head_) __builtin_prefetch(&out_[out_tail_ & out_mask_]->holder);
+  // its line (which the application's release took) on its way meanwhile, for writing: the
+  // free resets its count.
+  if (out_head_ - out_tail_ >= kReclaimLag) __builtin_prefetch(&out_[out_tail_ & out_mask_]->holder, 1);
   if (!cur_ || (cur_ == &spare_ && cur_->count == 0)) {
     // The app holds all bursts: receive into spare_ (will drop). Leave spare_ as soon as
     // the app has released one, or the next batch is dropped although there is room.
