@@ -105,6 +105,8 @@
 #                      in a stall before the worker drops as ring_full); 1..4096
 #   --job-timeout-us N rx.reorder job_timeout_us of the GPU rows (default: netdaq's, 100 us: a
 #                      paced 8 KB row at 5.5 Mpps then sends jobs of ~550 packets, not 1,024)
+#   --jobs-in-flight N rx.reorder bursts_in_flight of the GPU rows: GPU jobs in flight at once
+#                      (default 2; 1..8)
 #   --frame-packets N  rx.reorder packets_per_frame (default 64 below 4 KiB samples, else 16)
 #   --verify           netdaq writes and checks every payload byte (default: headers only)
 #   --gen-rate R       the GPU rows' generator: unpaced (default), Fh2d (F x pinned H2D GB/s of
@@ -137,6 +139,7 @@ hugepages=512
 job_packets=1024
 ring_slack=32
 job_timeout_us=""
+bursts_in_flight=2
 frame_packets=""
 verify=0
 keep=""
@@ -161,6 +164,7 @@ while [ $# -gt 0 ]; do
     --job-packets) job_packets=$2; shift 2 ;;
     --ring-slack) ring_slack=$2; shift 2 ;;
     --job-timeout-us) job_timeout_us=$2; shift 2 ;;
+    --jobs-in-flight) bursts_in_flight=$2; shift 2 ;;
     --frame-packets) frame_packets=$2; shift 2 ;;
     --verify) verify=1; shift ;;
     --keep) keep=$2; shift 2 ;;
@@ -176,6 +180,7 @@ need_duration
 for v in gen_cpu worker_cpu app_cpu main_cpu hugepages job_packets ring_slack; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "--${v//_/-}: a whole number (got '${!v}')"
 done
+[[ "$bursts_in_flight" =~ ^[1-8]$ ]] || die "--jobs-in-flight: 1..8 jobs (got '$bursts_in_flight')"
 [ -z "$job_timeout_us" ] || [[ "$job_timeout_us" =~ ^[1-9][0-9]{0,6}$ ]] || die "--job-timeout-us: a whole number of microseconds >= 1 (got '$job_timeout_us')"
 [ "$ring_slack" -ge 1 ] && [ "$ring_slack" -le 4096 ] || die "--ring-slack: 1..4096 bursts (got $ring_slack)"
 [ -z "$frame_packets" ] || [[ "$frame_packets" =~ ^[1-9][0-9]*$ ]] || die "--frame-packets: a whole number >= 1"
@@ -268,7 +273,6 @@ why() {
 
 # ---- sizes of a row ----
 batch=64
-bursts_in_flight=2
 max_open_frames=4
 # The worker's ring: --ring-slack bursts (32), plus the bursts the GPU jobs hold (each job slot up to
 # job_packets / batch + 1 bursts until its job completes). The CLI's receiver retires finished
