@@ -157,17 +157,8 @@ class KernelFloor {
   bool bound() const { return bound_; }
   Drain drain(uint64_t n) {
     Drain d;
-    auto last = std::chrono::steady_clock::now();
     const uint64_t c0 = thread_cpu_ns();
-    while (d.received < n) {
-      const uint64_t got = floor_.receive();
-      if (got == 0) {
-        if (std::chrono::steady_clock::now() - last > kIdle) break;
-        continue;
-      }
-      d.received += got;
-      last = std::chrono::steady_clock::now();
-    }
+    d.received = floor_.drain(n, kIdle);
     d.cpu_ns = thread_cpu_ns() - c0;
     return d;
   }

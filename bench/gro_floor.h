@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -48,6 +49,22 @@ class GroFloor {
       datagrams += gso > 0 ? (len + uint32_t(gso) - 1) / uint32_t(gso) : 1;
     }
     return datagrams;
+  }
+
+  // Receives until n datagrams came or none for `idle`: the datagrams received.
+  uint64_t drain(uint64_t n, std::chrono::milliseconds idle) {
+    uint64_t received = 0;
+    auto last = std::chrono::steady_clock::now();
+    while (received < n) {
+      const uint64_t got = receive();
+      if (got == 0) {
+        if (std::chrono::steady_clock::now() - last > idle) break;
+        continue;
+      }
+      received += got;
+      last = std::chrono::steady_clock::now();
+    }
+    return received;
   }
 
  private:

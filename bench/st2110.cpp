@@ -293,16 +293,7 @@ class KernelFloorReceiver : public Receiver {
   Chunk drain(uint64_t n, bool) override {
     Chunk c;
     const uint64_t c0 = thread_cpu_ns();
-    auto last = std::chrono::steady_clock::now();
-    while (c.received < n) {
-      const uint64_t got = floor_.receive();
-      if (got == 0) {
-        if (std::chrono::steady_clock::now() - last > kIdle) break;
-        continue;
-      }
-      c.received += got;
-      last = std::chrono::steady_clock::now();
-    }
+    c.received = floor_.drain(n, kIdle);
     c.cpu_ns = thread_cpu_ns() - c0;
     return c;
   }
