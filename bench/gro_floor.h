@@ -41,6 +41,7 @@ class GroFloor {
     for (unsigned i = 0; i < kMsgs; ++i) msgs_[i].msg_hdr.msg_controllen = sizeof ctrl_[i];
     const int r = recvmmsg(fd_, msgs_, kMsgs, MSG_DONTWAIT, nullptr);
     uint64_t datagrams = 0;
+    if (r > 0) messages_ += uint64_t(r);
     for (int i = 0; i < r; ++i) {
       int gso = 0;
       for (cmsghdr* h = CMSG_FIRSTHDR(&msgs_[i].msg_hdr); h; h = CMSG_NXTHDR(&msgs_[i].msg_hdr, h))
@@ -48,8 +49,12 @@ class GroFloor {
       const uint32_t len = msgs_[i].msg_len;
       datagrams += gso > 0 ? (len + uint32_t(gso) - 1) / uint32_t(gso) : 1;
     }
+    datagrams_ += datagrams;
     return datagrams;
   }
+  // Messages and datagrams received so far: datagrams / messages is how much GRO coalesced.
+  uint64_t messages() const { return messages_; }
+  uint64_t datagrams() const { return datagrams_; }
 
   // Receives until n datagrams came or none for `idle`: the datagrams received.
   uint64_t drain(uint64_t n, std::chrono::milliseconds idle) {
@@ -71,6 +76,7 @@ class GroFloor {
   static constexpr unsigned kMsgs = 16;
   static constexpr size_t kMsgBytes = 65536;
   int fd_;
+  uint64_t messages_ = 0, datagrams_ = 0;
   std::vector<std::byte> buf_;
   iovec iov_[kMsgs]{};
   mmsghdr msgs_[kMsgs]{};

@@ -4,7 +4,7 @@
 // `udpsrc ! rtpvrawdepay ! fakesink` on the same packets, in one run.
 //
 //   netdaq_bench_st2110 [--formats 1080p60,2160p60] [--rounds R] [--packets N] [--payload B]
-//                       [--only n,x,g,p] [--cpu C] [--gro on|off] [--pacing-frames F] [--max-seconds S] [--json PATH] [--enforce]
+//                       [--only n,x,g,p] [--cpu C] [--gro on|off] [--gso N] [--pacing-frames F] [--max-seconds S] [--json PATH] [--enforce]
 // (p): video-send's pacing as a receiver sees it (bench/st2110_pacing.h).
 //
 // Method (as bench/roce_sw.md): each receiver's own capacity on a preloaded queue. Per chunk
@@ -19,6 +19,7 @@
 // Exit status: 0 ok (with --enforce a MISS exits 5), 1 setup error, 3 a check failed.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -96,6 +97,11 @@ struct Options {
   std::string json;
   bool enforce = false;
   bool gro = true;  // GRO on the receiving veth, as a NIC's driver has it by default
+  // Packets per sender message for the socket receivers (UDP_SEGMENT): the receiving socket
+  // then gets what a NIC's GRO hands it, one skb whose page fragments hold the datagrams. 1:
+  // a datagram a message, which veth's GRO only chains (frag_list of the sender's own skbs, each
+  // still freed on its own): a veth artefact, no NIC's shape (bench/st2110.md).
+  uint32_t gso = 8;
 };
 
 // The packets of whole frames of a format, built once by netdaq's sender: frames alternate
@@ -147,27 +153,56 @@ class Sender {
     to_.sin_family = AF_INET;
   }
   ~Sender() { close(fd_); }
-  // Sends lens.size() packets to port; returns those sent (a refusal is retried; bounded by max_s).
-  uint64_t send(const Stream& s, uint32_t from, uint32_t n, uint16_t port, double max_s, uint64_t* refused) {
+  // Sends packets [from, from + n) of s to port; returns those sent (a refusal is retried;
+  // bounded by max_s). gso > 1: up to gso consecutive packets of one size (the group's last may
+  // be shorter) leave as one UDP_SEGMENT message, so the receiving socket gets what a NIC's GRO
+  // hands it (see Options::gso).
+  uint64_t send(const Stream& s, uint32_t from, uint32_t n, uint16_t port, double max_s, uint64_t* refused,
+                uint32_t gso = 1) {
     to_.sin_port = htons(port);
     const double end = now_s() + max_s;
-    constexpr uint32_t kBatch = 64;
+    constexpr uint32_t kBatch = 64, kMaxSeg = 64;
+    gso = std::clamp<uint32_t>(gso, 1, kMaxSeg);
     mmsghdr m[kBatch];
-    iovec v[kBatch];
+    std::vector<iovec> v(size_t(kBatch) * gso);
+    alignas(cmsghdr) char ctrl[kBatch][CMSG_SPACE(sizeof(uint16_t))];
     uint32_t i = 0;
     while (i < n && now_s() < end) {
-      const uint32_t k = std::min(kBatch, n - i);
-      for (uint32_t j = 0; j < k; ++j) {
-        const uint32_t p = from + i + j;
-        v[j] = {const_cast<std::byte*>(s.buf.data()) + size_t(s.stride) * p, s.lens[p]};
-        m[j] = {};
-        m[j].msg_hdr.msg_name = &to_;
-        m[j].msg_hdr.msg_namelen = sizeof to_;
-        m[j].msg_hdr.msg_iov = &v[j];
-        m[j].msg_hdr.msg_iovlen = 1;
+      uint32_t k = 0, packets = 0;
+      uint32_t counts[kBatch];
+      while (k < kBatch && i + packets < n) {
+        const uint32_t first = from + i + packets;
+        const uint32_t seg = s.lens[first];
+        uint32_t c = 0, bytes = 0;
+        // a group: same-sized packets, the last one possibly shorter; under 64 KiB of UDP payload
+        while (c < gso && i + packets + c < n) {
+          const uint32_t len = s.lens[first + c];
+          if (len > seg || bytes + len > 65000) break;
+          v[size_t(k) * gso + c] = {const_cast<std::byte*>(s.buf.data()) + size_t(s.stride) * (first + c), len};
+          bytes += len;
+          ++c;
+          if (len < seg) break;
+        }
+        m[k] = {};
+        m[k].msg_hdr.msg_name = &to_;
+        m[k].msg_hdr.msg_namelen = sizeof to_;
+        m[k].msg_hdr.msg_iov = &v[size_t(k) * gso];
+        m[k].msg_hdr.msg_iovlen = c;
+        if (c > 1) {
+          m[k].msg_hdr.msg_control = ctrl[k];
+          m[k].msg_hdr.msg_controllen = sizeof ctrl[k];
+          cmsghdr* h = CMSG_FIRSTHDR(&m[k].msg_hdr);
+          h->cmsg_level = SOL_UDP;
+          h->cmsg_type = UDP_SEGMENT;
+          h->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+          const uint16_t g = uint16_t(seg);
+          std::memcpy(CMSG_DATA(h), &g, sizeof g);
+        }
+        counts[k++] = c;
+        packets += c;
       }
       const int r = sendmmsg(fd_, m, k, 0);
-      if (r > 0) i += uint32_t(r);
+      for (int j = 0; j < r; ++j) i += counts[j];
       if (r < int(k)) {
         if (r < 0 && errno != ENOBUFS && errno != EAGAIN && errno != EINTR)
           throw std::runtime_error("sendmmsg: " + std::string(strerror(errno)));
@@ -290,6 +325,10 @@ class NetdaqReceiver : public Receiver {
 class KernelFloorReceiver : public Receiver {
  public:
   explicit KernelFloorReceiver(int fd) : floor_(fd) {}
+  ~KernelFloorReceiver() override {
+    if (floor_.messages())
+      std::printf("  (k): %.2f datagrams per message (GRO)\n", double(floor_.datagrams()) / double(floor_.messages()));
+  }
   Chunk drain(uint64_t n, bool) override {
     Chunk c;
     const uint64_t c0 = thread_cpu_ns();
@@ -524,13 +563,22 @@ int run(const Options& o) {
   }
   // A permanent neighbour entry for the receivers' address: while ARP resolves, the kernel
   // queues only a few packets of a burst and drops the rest without telling the sender.
-  if (lab.exec_in(lab.b().ns, {"ip", "neigh", "replace", lab.a().ip4, "lladdr", lab.mac(lab.a()), "dev", lab.b().veth,
-                               "nud", "permanent"}) != 0)
-    throw std::runtime_error("cannot add a neighbour entry for " + lab.a().ip4);
-  auto sender = lab.run_in(lab.b().ns, [&] { return std::make_unique<Sender>(lab.a().ip4); });
+  auto make_sender = [](ndqtest::NetnsLab& l) {
+    if (l.exec_in(l.b().ns, {"ip", "neigh", "replace", l.a().ip4, "lladdr", l.mac(l.a()), "dev", l.b().veth, "nud",
+                             "permanent"}) != 0)
+      throw std::runtime_error("cannot add a neighbour entry for " + l.a().ip4);
+    return l.run_in(l.b().ns, [&] { return std::make_unique<Sender>(l.a().ip4); });
+  };
+  auto sender = make_sender(lab);
+  // (x) on a veth pair of its own: an XDP program on a veth takes GSO off its peer and queues
+  // every packet through a 256-slot ring, which drops a GSO burst's segments unreported.
+  std::unique_ptr<ndqtest::NetnsLab> xlab;
+  std::unique_ptr<Sender> xsender;
+  if (o.only.find('x') != std::string::npos) xlab = std::make_unique<ndqtest::NetnsLab>(), xsender = make_sender(*xlab);
   bool checks_ok = true, targets_ok = true;
   std::ostringstream js;
-  js << "{\"bench\":\"st2110\",\"method\":\"preloaded queue, receiver CPU per packet\",\"veth_gro\":" << (o.gro ? "true" : "false") << ",\"payload\":" << o.payload
+  js << "{\"bench\":\"st2110\",\"method\":\"preloaded queue, receiver CPU per packet\",\"veth_gro\":" << (o.gro ? "true" : "false")
+     << ",\"sender_gso_segments\":" << o.gso << ",\"payload\":" << o.payload
      << ",\"formats\":[";
   for (size_t fi = 0; fi < o.formats.size(); ++fi) {
     const Format f = parse_format(o.formats[fi]);
@@ -545,6 +593,9 @@ int run(const Options& o) {
     st.build(per_round);  // every round sends the same frames (two patterns alternating); timestamps go on
     struct Live {
       std::string name;
+      ndqtest::NetnsLab* lab;  // the veth pair its packets cross
+      Sender* tx;
+      uint32_t gso;  // packets per sender message
       uint16_t port;
       std::unique_ptr<Receiver> rx;
       CaseResult res;
@@ -552,10 +603,14 @@ int run(const Options& o) {
     std::vector<Live> live;
     for (const std::string n : {"n", "x", "g", "r", "k"}) {
       if (o.only.find(n) == std::string::npos) continue;
-      Live l{n, 0, nullptr, {}};
+      Live l{n, &lab, sender.get(), o.gso, 0, nullptr, {}};
       l.res.name = n;
       if (n == "n") l.port = kPortSocket, l.rx = std::make_unique<NetdaqReceiver>(socket_session(lab, kPortSocket), "video", f.v, st);
-      if (n == "x") l.port = kPortAfxdp, l.rx = std::make_unique<NetdaqReceiver>(afxdp_session(lab), "x0", f.v, st);
+      if (n == "x") {
+        // one datagram a message: AF_XDP in copy mode takes each packet alone whatever its skb
+        l.lab = xlab.get(), l.tx = xsender.get(), l.gso = 1, l.port = kPortAfxdp;
+        l.rx = std::make_unique<NetdaqReceiver>(afxdp_session(*xlab), "x0", f.v, st);
+      }
       if (n == "r") l.port = kPortRaw, l.rx = std::make_unique<NetdaqReceiver>(socket_session(lab, kPortRaw), "video", f.v, st, false);
       if (n == "k") {
         l.port = kPortKernel;
@@ -583,15 +638,16 @@ int run(const Options& o) {
           const uint32_t n = std::min(kChunkMax, per_round - from);
           Chunk c;
           l.rx->pause();
-          c.sent = sender->send(st, from, n, l.port, 10.0, &c.refused);
+          c.sent = l.tx->send(st, from, n, l.port, 10.0, &c.refused, l.gso);
           std::this_thread::sleep_for(std::chrono::milliseconds(40));  // the kernel's delivery settles
           const Chunk d = l.rx->drain(c.sent, r == 0);
           if (c.sent != n || d.received != c.sent || d.drops) {
             // Where the packets went: both veths' counters (drops, the NAPI ring) and the namespace's UDP ones.
             std::string out, o;
-            lab.exec_in(lab.a().ns, {"ip", "-s", "-o", "link", "show", "dev", lab.a().veth}, &o), out += o;
-            lab.exec_in(lab.b().ns, {"ip", "-s", "-o", "link", "show", "dev", lab.b().veth}, &o), out += o;
-            lab.exec_in(lab.a().ns, {"cat", "/proc/net/snmp"}, &o), out += o;
+            const ndqtest::NetnsLab& w = *l.lab;
+            w.exec_in(w.a().ns, {"ip", "-s", "-o", "link", "show", "dev", w.a().veth}, &o), out += o;
+            w.exec_in(w.b().ns, {"ip", "-s", "-o", "link", "show", "dev", w.b().veth}, &o), out += o;
+            w.exec_in(w.a().ns, {"cat", "/proc/net/snmp"}, &o), out += o;
             std::printf("%s %s round %u chunk at %u: sent %llu of %u, received %llu, drops %llu, refused %llu\n%s", f.name.c_str(),
                         l.name.c_str(), r, from, (unsigned long long)c.sent, n, (unsigned long long)d.received,
                         (unsigned long long)d.drops, (unsigned long long)c.refused, out.c_str());
@@ -652,7 +708,7 @@ int run(const Options& o) {
     ratio("streams per core (n)/(g)", n, g, kTargetSocket);
     if (n) ratio("streams per core (x)/(g)", x, g, n && g && n->median() > 0 ? g->median() / n->median() : kTargetSocket);
     js << "]";
-    live.clear();  // (x)'s XDP program off the veth: with one, veth queues into a 256-slot ring and drops bursts
+    live.clear();  // other streams' receivers go before the pacing run
     if (o.only.find('p') != std::string::npos) {  // the sender's pacing as a receiver sees it
       const ndqbench::PacingResult p =
           ndqbench::measure_pacing(lab, f.v, o.payload, o.pacing_frames, o.cpu >= 0 ? (o.cpu == 0 ? 1 : 0) : -1);
@@ -693,11 +749,12 @@ int main(int argc, char** argv) {
     else if (a == "--json" && has) o.json = argv[++i];
     else if (a == "--enforce") o.enforce = true;
     else if (a == "--gro" && has) o.gro = std::string(argv[++i]) != "off";
+    else if (a == "--gso" && has) o.gso = uint32_t(std::stoul(argv[++i]));
     else if (a == "--pacing-frames" && has) o.pacing_frames = uint32_t(std::stoul(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: netdaq_bench_st2110 [--formats 1080p60,2160p60] [--rounds R] [--packets N] [--payload B]\n"
-                   "                           [--only n,x,g,p] [--cpu C] [--gro on|off] [--pacing-frames F] [--max-seconds S]\n"
+                   "                           [--only n,x,g,p] [--cpu C] [--gro on|off] [--gso N] [--pacing-frames F] [--max-seconds S]\n"
                    "                           [--json PATH] [--enforce]\n");
       return 1;
     }
