@@ -42,7 +42,8 @@ for step in "$@"; do
         netdaq_gpu_throughput > "$out/build.log" 2>&1 || { grep -E "error" -A3 "$out/build.log" | head -40; exit 1; }
       summary+=("build ok") ;;
     tests)
-      build-gpu/tests/gpu/netdaq_gpu_tests --gtest_filter="$arg" > "$out/gpu_tests.log" 2>&1 || rc=1
+      # bounded: a kernel that never runs (e.g. beside a persistent kernel) must not eat the call
+      timeout "${TESTS_TIMEOUT:-300}" build-gpu/tests/gpu/netdaq_gpu_tests --gtest_filter="$arg" > "$out/gpu_tests.log" 2>&1 || rc=1
       grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure" "$out/gpu_tests.log" | head -30
       summary+=("tests $arg: $(grep -E '^\[  (PASSED|FAILED) ' "$out/gpu_tests.log" | tr '\n' ' ')") ;;
     env) export "${arg?}"; echo "env $arg" ;;

@@ -249,6 +249,11 @@ struct ReorderConfig {
   // of fewer packets are gathered and bigger ones go alone.
   std::optional<uint32_t> job_packets;
   uint32_t job_timeout_us = 100;
+  // launch persistent: SMs its kernel occupies (one CTA of 512 threads each, which takes the
+  // SM's whole register file, so no other kernel runs there while the pipeline lives). Unset
+  // (`auto`): half the GPU's SMs, the other half left to the application's kernels (and
+  // video.unpack); N: that many, at most the GPU's SM count.
+  std::optional<uint32_t> persistent_sms;
   // Modes fields, spead and vita49 (byte placement):
   uint64_t frame_bytes = 0;         // input bytes of the largest frame (its buffer); spead: heaps
                                     // say their size, up to this; fields + index: packets_per_frame x payload_size when 0

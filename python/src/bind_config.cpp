@@ -235,6 +235,7 @@ void bind_config(py::module_& m) {
       .def_readwrite("frame_timeout_us", &ReorderConfig::frame_timeout_us)
       .def_readwrite("bursts_in_flight", &ReorderConfig::bursts_in_flight)
       .def_readwrite("job_packets", &ReorderConfig::job_packets)
+      .def_readwrite("persistent_sms", &ReorderConfig::persistent_sms)
       .def_readwrite("job_timeout_us", &ReorderConfig::job_timeout_us)
       .def_readwrite("frame_bytes", &ReorderConfig::frame_bytes)
       .def_readwrite("granule", &ReorderConfig::granule)

@@ -44,6 +44,7 @@ inline constexpr Range frame_timeout_us{0, 60'000'000};  // 0: auto
 inline constexpr Range bursts_in_flight{1, 64};
 inline constexpr Range payload_size{1, 1u << 20};
 inline constexpr Range job_packets{0, 65536};
+inline constexpr Range persistent_sms{1, 1024};
 inline constexpr Range job_timeout_us{1, 1'000'000};
 // Placement by the sensor's headers (modes fields, spead, vita49).
 inline constexpr Range frame_bytes{1, uint64_t{1} << 36};     // 64 GiB: more than a GPU holds

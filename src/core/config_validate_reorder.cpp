@@ -402,6 +402,12 @@ void check_one(Checker& c, const InterfaceConfig& iface, const ReorderConfig& g,
   c.range(path + ".bursts_in_flight", g.bursts_in_flight, limits::bursts_in_flight);
   if (g.job_packets) c.range(path + ".job_packets", *g.job_packets, limits::job_packets);
   c.range(path + ".job_timeout_us", g.job_timeout_us, limits::job_timeout_us);
+  if (g.persistent_sms) {
+    c.range(path + ".persistent_sms", *g.persistent_sms, limits::persistent_sms);
+    if (g.launch != LaunchMode::persistent)
+      c.error(path + ".persistent_sms", std::to_string(*g.persistent_sms),
+              std::string("is read only with launch: persistent (launch is ") + to_string(g.launch) + ")");
+  }
   if (spans && g.max_streams > 1) {
     const uint64_t open = uint64_t{g.max_open_frames} * g.max_streams;
     if (g.frame_buffers < open)

@@ -89,12 +89,6 @@ void check_video(Checker& c, const ReorderConfig& g, const std::string& path) {
       c.error(p + ".unpack", to_string(v.unpack),
               "is for YCbCr-4:2:2 8 or 10 bit and RGB 8 bit only (this stream is " + sampling + " " +
                   std::to_string(v.depth) + "-bit); use none");
-    // Measured on an H200: a kernel queued beside the running persistent kernel never ran
-    // (its stream stayed busy for 20 s), so its frames would never come out.
-    else if (g.launch == LaunchMode::persistent)
-      c.error(p + ".unpack", to_string(v.unpack),
-              "needs launch: per_burst or graph (the persistent kernel holds the GPU; a separate unpack kernel "
-              "never runs beside it); use none with launch: persistent");
   }
   // Frames are pixel groups: no sample conversion (the GPU unpack turns pgroups into planes).
   if (g.input != SampleFormat::raw)

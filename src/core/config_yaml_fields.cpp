@@ -193,6 +193,8 @@ void read_reorder(YamlReader& r, const Node& n, const Path& path, ReorderConfig&
       {"job_packets", [&](const Node& v, const Path& p) { r.integer_or_auto(v, p, g.job_packets, limits::job_packets); }},
       {"job_timeout_us",
        [&](const Node& v, const Path& p) { r.integer(v, p, g.job_timeout_us, limits::job_timeout_us); }},
+      {"persistent_sms",
+       [&](const Node& v, const Path& p) { r.integer_or_auto(v, p, g.persistent_sms, limits::persistent_sms); }},
       {"frame_bytes", [&](const Node& v, const Path& p) { r.integer(v, p, g.frame_bytes, limits::frame_bytes); }},
       {"granule", [&](const Node& v, const Path& p) { r.integer(v, p, g.granule, limits::granule); }},
       {"max_streams", [&](const Node& v, const Path& p) { r.integer(v, p, g.max_streams, limits::max_streams); }},

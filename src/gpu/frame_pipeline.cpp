@@ -26,6 +26,25 @@
 namespace netdaq::gpu {
 namespace {
 
+// launch persistent: the SMs its kernel occupies, one CTA each. A CTA takes its SM's whole
+// register file (512 threads x 128 registers), so no other kernel runs on those SMs while the
+// pipeline lives; auto leaves half the GPU to the application's kernels and video.unpack.
+uint32_t persistent_sms(const ReorderConfig& c, const std::string& who) {
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c.gpu), who + ": SM count");
+  if (!c.persistent_sms) return static_cast<uint32_t>(std::max(1, sms / 2));
+  if (*c.persistent_sms > static_cast<uint32_t>(sms))
+    throw Error(Errc::invalid_config, who + ": persistent_sms " + std::to_string(*c.persistent_sms) + " but gpu " +
+                                          std::to_string(c.gpu) + " has " + std::to_string(sms) + " SMs");
+  // The unpack kernel needs an SM the persistent kernel leaves free, or no frame comes out.
+  if (c.mode == ReorderMode::rtp_video && c.video.unpack != VideoUnpack::none &&
+      *c.persistent_sms == static_cast<uint32_t>(sms))
+    throw Error(Errc::invalid_config, who + ": video.unpack with persistent_sms " + std::to_string(sms) +
+                                          ", every SM of gpu " + std::to_string(c.gpu) +
+                                          ": the unpack kernel would never run; leave SMs free (auto: half)");
+  return *c.persistent_sms;
+}
+
 TrackerConfig tracker_config(const ReorderConfig& c) {
   TrackerConfig t;
   if (places_spans(c.mode)) return TrackerConfig{1, 1, 1, 64, false, 0};  // unused: SpanTracker places
@@ -105,8 +124,7 @@ struct FramePipeline::Impl {
   uint32_t piece_align = 1;  // span modes: bytes a span's second piece starts at a multiple of
   // Mode rtp_video with video.unpack: each frame is unpacked into its buffer's planes on the
   // executor's stream once its placement is ordered there (per_burst, graph: submitted;
-  // persistent, refused in setup(): completed, seen from the host), and handed out once its
-  // event has passed.
+  // persistent: completed, seen from the host), and handed out once its event has passed.
   std::unique_ptr<FrameUnpacker> unpack;
   size_t unpack_launched = 0;  // the first this many pending frames have their unpack queued
   void launch_unpacks() noexcept;
@@ -167,10 +185,6 @@ FramePipeline::Impl::~Impl() {
 // queue_bursts: bursts the queue has (ring_depth), or 0 when unknown (no session).
 void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queue_bursts, uint32_t max_span) {
   const std::string who = "gpu frame pipeline '" + cfg.name + "'";
-  if (cfg.launch == LaunchMode::persistent && cfg.mode == ReorderMode::rtp_video &&
-      cfg.video.unpack != VideoUnpack::none)
-    throw Error(Errc::invalid_config, who + ": video.unpack needs launch per_burst or graph (an unpack kernel "
-                                            "never runs beside the persistent kernel)");
   use_device(cfg.gpu, who);
   copy = copy_staging;
   max_batch = batch;
@@ -242,6 +256,7 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
     opts.stage = stage_mem;
     opts.stage_slot_bytes = uint64_t{job_capacity} * staging_stride(in_bytes);
   }
+  if (cfg.launch == LaunchMode::persistent) opts.blocks = persistent_sms(cfg, who);
   exec = make_executor(cfg.launch, opts);
   missing.assign(size_t{cfg.frame_buffers} * (span_mode ? span_words() : tracker.words_per_frame()), 0);
   if (span_mode) no_missing.assign(span_words(), 0);
@@ -251,9 +266,9 @@ void FramePipeline::Impl::setup(uint32_t batch, bool copy_staging, uint32_t queu
                                             std::to_string(cfg.max_streams) + " streams, " + to_string(cfg.output)
                                       : std::to_string(cfg.packets_per_frame) + " x " + std::to_string(out_slot_bytes) +
                                             " B " + to_string(cfg.output);
-  detail::log()->info("{}: gpu {}, {} B frames ({}), staging {}, launch {}, {} jobs in flight, jobs of {}",
-                      who, cfg.gpu, frame_bytes, shape,
-                      copy ? "copy" : "direct", to_string(cfg.launch), depth,
+  detail::log()->info("{}: gpu {}, {} B frames ({}), staging {}, launch {}{}, {} jobs in flight, jobs of {}",
+                      who, cfg.gpu, frame_bytes, shape, copy ? "copy" : "direct", to_string(cfg.launch),
+                      opts.blocks ? " on " + std::to_string(opts.blocks) + " SMs" : std::string(), depth,
                       job_packets ? ">= " + std::to_string(job_packets) + " packets, " +
                                         std::to_string(slots[0].bursts.size()) + " bursts or " +
                                         std::to_string(cfg.job_timeout_us) + " us"

@@ -144,13 +144,14 @@ TEST_P(st2110_gpu_frames, sent_frames_unpack_to_the_reference_planes) {
   EXPECT_EQ(s.malformed, 0u) << p.last_malformed();
 }
 
-// Not under launch: persistent: the test's unpack kernel, queued on the pipeline's stream while
-// the persistent kernel holds the GPU, never runs (seen on the H200); the pipeline's own unpack
-// step refuses that mode for the same reason (config video.unpack, docs/video.md).
+// launch persistent too: the test's own unpack kernel runs on the SMs the persistent kernel
+// leaves free (persistent_sms auto: half), as an application's kernels do.
 INSTANTIATE_TEST_SUITE_P(Modes, st2110_gpu_frames,
                          ::testing::Values(ndqtest::LaunchCase{LaunchMode::per_burst, Staging::copy},
                                            ndqtest::LaunchCase{LaunchMode::per_burst, Staging::direct},
-                                           ndqtest::LaunchCase{LaunchMode::graph, Staging::copy}),
+                                           ndqtest::LaunchCase{LaunchMode::graph, Staging::copy},
+                                           ndqtest::LaunchCase{LaunchMode::persistent, Staging::copy},
+                                           ndqtest::LaunchCase{LaunchMode::persistent, Staging::direct}),
                          ndqtest::launch_case_name);
 
 }  // namespace

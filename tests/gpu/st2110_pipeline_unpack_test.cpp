@@ -1,6 +1,7 @@
 // The pipeline's own unpack (rx.reorder.video.unpack): FramePipeline in mode rtp_video
-// unpacks each frame into its buffer's planes before handing it out, with launch per_burst
-// and graph; launch persistent is refused at construction (checked here).
+// unpacks each frame into its buffer's planes before handing it out, in every launch mode
+// (persistent: on the SMs its kernel leaves free; with persistent_sms = every SM it is
+// refused at construction, checked here).
 // Frames packetized by VideoSender (1,200-byte segments, lines straddled), one frame with
 // packets dropped; each frame's planes, read the moment the frame comes out with no further
 // synchronization, must equal the CPU reference's planes of the frame's bytes (and of the
@@ -78,18 +79,6 @@ void run_case(const UnpackCase& uc, const ndqtest::LaunchCase& lc) {
   c.frame_buffers = 4;
   c.bursts_in_flight = 3;
   c.frame_timeout_us = 10'000'000;  // frames close by their marker (frame 1's is kept)
-  if (lc.launch == LaunchMode::persistent) {
-    // Refused: a kernel beside the running persistent kernel never ran (H200), so the pipeline
-    // says so at construction instead of holding every frame forever.
-    try {
-      FramePipeline refused(c);
-      ADD_FAILURE() << "launch persistent with video.unpack was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), Errc::invalid_config);
-      EXPECT_NE(std::string(e.what()).find("video.unpack needs launch per_burst or graph"), std::string::npos) << e.what();
-    }
-    return;
-  }
   FramePipeline p(c);
   ASSERT_EQ(p.frame_bytes(), frame_bytes);
 
@@ -156,6 +145,33 @@ TEST_P(st2110_pipeline_unpack, planes_equal_the_reference_in_every_format) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, st2110_pipeline_unpack, ndqtest::every_launch_mode(), ndqtest::launch_case_name);
+
+// launch persistent with every SM taken: the unpack kernel could never run beside it (each of
+// the persistent kernel's CTAs takes its SM's registers), so the pipeline refuses at construction.
+TEST(st2110_pipeline_unpack_persistent, every_sm_taken_is_refused) {
+  NDQ_REQUIRE_GPU();
+  int sms = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  ReorderConfig c;
+  c.mode = ReorderMode::rtp_video;
+  c.video = VideoOptions{.width = 640, .height = 360, .depth = 10, .rate_num = 60, .unpack = VideoUnpack::uint16};
+  c.launch = LaunchMode::persistent;
+  c.persistent_sms = static_cast<uint32_t>(sms);
+  try {
+    FramePipeline refused(c);
+    ADD_FAILURE() << "video.unpack with persistent_sms = every SM was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_config);
+    EXPECT_NE(std::string(e.what()).find("the unpack kernel would never run"), std::string::npos) << e.what();
+  }
+  c.persistent_sms = static_cast<uint32_t>(sms) + 1;
+  try {
+    FramePipeline refused(c);
+    ADD_FAILURE() << "persistent_sms above the SM count was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has " + std::to_string(sms) + " SMs"), std::string::npos) << e.what();
+  }
+}
 
 // Without video.unpack a frame has no planes.
 TEST(st2110_pipeline_unpack_off, frames_have_no_planes) {

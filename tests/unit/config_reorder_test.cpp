@@ -71,7 +71,7 @@ interfaces:
         - {name: beam, queue: 3, gpu: 1, mode: arrival, seq_offset: 2, seq_bits: 16, seq_byte_order: little,
            payload_offset: 64, payload_size: 4096, packets_per_frame: 8, max_open_frames: 2, frame_buffers: 5,
            frame_timeout_us: 77, input: int16, output: bf16, sample_byte_order: big, staging: direct,
-           launch: persistent, bursts_in_flight: 3, job_packets: 512, job_timeout_us: 50}
+           launch: persistent, bursts_in_flight: 3, job_packets: 512, job_timeout_us: 50, persistent_sms: 12}
 )");
   const ReorderConfig& g = c.interfaces[0].rx.reorder.at(0);
   EXPECT_EQ(g.name, "beam");
@@ -91,6 +91,23 @@ interfaces:
   EXPECT_EQ(g.bursts_in_flight, 3u);
   EXPECT_EQ(g.job_packets, 512u);
   EXPECT_EQ(g.job_timeout_us, 50u);
+  EXPECT_EQ(g.persistent_sms, 12u);
+}
+
+// persistent_sms: auto (half the GPU's SMs) or 1..1024, and only with launch: persistent.
+TEST_F(ConfigReorder, PersistentSmsIsAutoOrACountForThePersistentKernelOnly) {
+  Config c = valid();
+  reorder(c).launch = LaunchMode::persistent;
+  EXPECT_TRUE(c.validate().empty()) << c.validate()[0].to_string();
+  EXPECT_EQ(reorder(c).persistent_sms, std::nullopt);
+  reorder(c).persistent_sms = 66;
+  EXPECT_TRUE(c.validate().empty()) << c.validate()[0].to_string();
+  reorder(c).persistent_sms = 0;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].persistent_sms").find("1..1024"), std::string::npos);
+  reorder(c).persistent_sms = 8;
+  reorder(c).launch = LaunchMode::graph;
+  EXPECT_NE(issue_text(c, "interfaces[0].rx.reorder[0].persistent_sms").find("only with launch: persistent (launch is graph)"),
+            std::string::npos);
 }
 
 TEST_F(ConfigReorder, UnknownEnumNamesTheAllowedValuesAndTheLine) {
