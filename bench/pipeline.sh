@@ -82,7 +82,7 @@
 #            [--gen-cpu N] [--worker-cpu N] [--app-cpu N] [--main-cpu N] [--json FILE]
 #            [--netdaq PATH] [--throughput PATH] [--testpmd PATH] [--memory huge|plain]
 #            [--hugepages N] [--job-packets N] [--frame-packets N] [--verify] [--keep DIR]
-#            [--gen-rate unpaced|Fh2d|NMpps] [--ring-slack N] [--job-timeout-us N]
+#            [--gen-rate unpaced|Fh2d|NMpps] [--ring-slack N] [--job-timeout-us N] [--persistent-sms N]
 #   --duration S       seconds of traffic per row and of testpmd per size, whole, >= 3 (default 5)
 #   --sizes LIST       sample bytes per packet, 1..16000 each (default 1024,8192)
 #   --launches LIST    rows per size, in this order: rx_only, per_burst, graph, persistent
@@ -105,6 +105,8 @@
 #                      in a stall before the worker drops as ring_full); 1..4096
 #   --job-timeout-us N rx.reorder job_timeout_us of the GPU rows (default: netdaq's, 100 us: a
 #                      paced 8 KB row at 5.5 Mpps then sends jobs of ~550 packets, not 1,024)
+#   --persistent-sms N rx.reorder persistent_sms of the persistent rows: the SMs its kernel takes
+#                      (default: netdaq's auto, half the GPU's; 1..1024)
 #   --jobs-in-flight N rx.reorder bursts_in_flight of the GPU rows: GPU jobs in flight at once
 #                      (default 2; 1..8)
 #   --frame-packets N  rx.reorder packets_per_frame (default 64 below 4 KiB samples, else 16)
@@ -139,6 +141,7 @@ hugepages=512
 job_packets=1024
 ring_slack=32
 job_timeout_us=""
+persistent_sms=""
 bursts_in_flight=2
 frame_packets=""
 verify=0
@@ -164,6 +167,7 @@ while [ $# -gt 0 ]; do
     --job-packets) job_packets=$2; shift 2 ;;
     --ring-slack) ring_slack=$2; shift 2 ;;
     --job-timeout-us) job_timeout_us=$2; shift 2 ;;
+    --persistent-sms) persistent_sms=$2; shift 2 ;;
     --jobs-in-flight) bursts_in_flight=$2; shift 2 ;;
     --frame-packets) frame_packets=$2; shift 2 ;;
     --verify) verify=1; shift ;;
@@ -182,6 +186,7 @@ for v in gen_cpu worker_cpu app_cpu main_cpu hugepages job_packets ring_slack; d
 done
 [[ "$bursts_in_flight" =~ ^[1-8]$ ]] || die "--jobs-in-flight: 1..8 jobs (got '$bursts_in_flight')"
 [ -z "$job_timeout_us" ] || [[ "$job_timeout_us" =~ ^[1-9][0-9]{0,6}$ ]] || die "--job-timeout-us: a whole number of microseconds >= 1 (got '$job_timeout_us')"
+[ -z "$persistent_sms" ] || [[ "$persistent_sms" =~ ^[1-9][0-9]{0,3}$ ]] || die "--persistent-sms: SMs, 1..1024 (got '$persistent_sms')"
 [ "$ring_slack" -ge 1 ] && [ "$ring_slack" -le 4096 ] || die "--ring-slack: 1..4096 bursts (got $ring_slack)"
 [ -z "$frame_packets" ] || [[ "$frame_packets" =~ ^[1-9][0-9]*$ ]] || die "--frame-packets: a whole number >= 1"
 ncpu=$(nproc --all)
@@ -339,6 +344,7 @@ netdaq_config() {
            payload_size: $size, packets_per_frame: $(ppf_of "$size"), max_open_frames: $max_open_frames,
            frame_buffers: $(frame_buffers_of "$size"), bursts_in_flight: $bursts_in_flight,
            job_packets: $job_packets,${job_timeout_us:+ job_timeout_us: $job_timeout_us,} staging: $staging, launch: $launch}"
+    if [ -n "$persistent_sms" ] && [ "$launch" = persistent ]; then reorder="${reorder%\}}, persistent_sms: $persistent_sms}"; fi
   fi
   cat <<EOF
 # netdaq dpdk on net_ring0 (tx feeds rx) -> ${launch}: bench/pipeline.sh, $size sample bytes per packet
@@ -555,7 +561,7 @@ settings=$(python3 -c 'import json, sys; print(json.dumps(dict(zip(sys.argv[1::2
   duration_s "$duration" sizes "$sizes" launches "$launches" no_gpu "$no_gpu" gen_cpu "$gen_cpu" \
   worker_cpu "$worker_cpu" app_cpu "$app_cpu" main_cpu "$main_cpu" memory "$memory" hugepages_reserved "$hp_added" \
   job_packets "$job_packets" frame_packets "$frame_packets" verify "$verify" batch "$batch" ring_depth "$ring_depth" \
-  bursts_in_flight "$bursts_in_flight" ring_slack "$ring_slack" job_timeout_us "$job_timeout_us" max_open_frames "$max_open_frames" load_before "$load_before" \
+  bursts_in_flight "$bursts_in_flight" ring_slack "$ring_slack" job_timeout_us "$job_timeout_us" persistent_sms "$persistent_sms" max_open_frames "$max_open_frames" load_before "$load_before" \
   load_after "$load_after" runtime_dirs_left "$leftover" testpmd "$testpmd" throughput "$throughput" \
   drivers "${NETDAQ_DPDK_DRIVERS:-}" gen_rate "$gen_rate")
 report "$tmp" "$json_out" "$netdaq" "$settings" <<'PY'
@@ -566,6 +572,7 @@ for k in ("duration_s", "no_gpu", "gen_cpu", "worker_cpu", "app_cpu", "main_cpu"
     settings[k] = int(settings[k])
 settings["frame_packets"] = int(settings["frame_packets"]) if settings["frame_packets"] else None
 settings["job_timeout_us"] = int(settings["job_timeout_us"]) if settings["job_timeout_us"] else None  # None: netdaq's default
+settings["persistent_sms"] = int(settings["persistent_sms"]) if settings["persistent_sms"] else None  # None: auto
 for k in ("no_gpu", "verify"):
     settings[k] = bool(settings[k])
 sizes = [int(s) for s in settings["sizes"].split(",") if s]
