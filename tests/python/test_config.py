@@ -81,6 +81,9 @@ def test_validate_of_a_good_file_is_empty():
 def test_reorder_config_keys_and_names():
     r = netdaq.ReorderConfig(packets_per_frame=64, payload_size=1024, output="fp16", staging="copy")
     assert (r.packets_per_frame, r.payload_size, r.output, r.staging) == (64, 1024, "fp16", "copy")
+    assert r.persistent_sms is None  # auto: half the GPU's SMs
+    r.launch, r.persistent_sms = "persistent", 16
+    assert (r.launch, r.persistent_sms) == ("persistent", 16)
     with pytest.raises(ValueError, match="allowed are raw, int4, int8, int16, fp16, bf16, fp32"):
         r.output = "fp64"
     with pytest.raises(TypeError, match="no key 'packets'"):
