@@ -7,7 +7,8 @@
 #                                       gpu_pipeline=ARGS (commas for spaces)[:NAME] | dpdk=ROUNDS[:NAME] |
 #                                       env=VAR=VALUE (exported for the steps after it)
 # PIPELINE_ARGS (env=PIPELINE_ARGS=--gen-rate,0.82h2d): more bench/pipeline.sh options for the
-# pipeline steps after it, commas for spaces.
+# pipeline steps after it, commas for spaces. DPDK_MAIN_CPU / DPDK_RX_CPU (default 1 / 3): the
+# dpdk steps' CPUs (worker mode: the application thread / the worker).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-out}
@@ -61,7 +62,7 @@ for step in "$@"; do
       grep -E "auto|persistent" "$out/gpu_pipeline$name.log" | grep -v "\[info\]" | head -20 ;;
     dpdk)
       timeout 300 bench/dpdk_vs_testpmd.sh --cases null --rounds "$arg" --receivers netdaq,testpmd --duration 4 \
-        --main-cpu 1 --rx-cpu 3 --netdaq build-gpu/tools/netdaq/netdaq --json "$out/dpdk_vs_testpmd$name.json" \
+        --main-cpu "${DPDK_MAIN_CPU:-1}" --rx-cpu "${DPDK_RX_CPU:-3}" --netdaq build-gpu/tools/netdaq/netdaq --json "$out/dpdk_vs_testpmd$name.json" \
         > "$out/dpdk$name.log" 2>&1 || rc=1
       tail -12 "$out/dpdk$name.log" ;;
     *) echo "unknown step $step"; rc=1 ;;
