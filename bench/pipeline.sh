@@ -330,7 +330,7 @@ PY
 
 # netdaq_config SIZE LAUNCH [PPS]: the row's config (PPS: the generator's pacing)
 netdaq_config() {
-  local size=$1 launch=$2 kind gpu_key="" hp=true reorder="" staging=copy buf rate=""
+  local size=$1 launch=$2 kind gpu_key="" hp=true reorder="" staging=copy buf rate="" sms=""
   buf=$(buf_size "$size")
   [ -z "${3:-}" ] || rate="
       rate_pps: $3"
@@ -339,12 +339,12 @@ netdaq_config() {
     if [ "$memory" = huge ]; then kind=huge; else kind=host; fi
   else
     kind=pinned gpu_key="gpu: 0, "
+    [ "$launch" != persistent ] || sms=$persistent_sms  # the key is refused with the other launch modes
     reorder="      reorder:
         - {queue: 0, gpu: 0, seq_offset: 8, seq_bits: 64, seq_byte_order: little, payload_offset: 24,
            payload_size: $size, packets_per_frame: $(ppf_of "$size"), max_open_frames: $max_open_frames,
            frame_buffers: $(frame_buffers_of "$size"), bursts_in_flight: $bursts_in_flight,
-           job_packets: $job_packets,${job_timeout_us:+ job_timeout_us: $job_timeout_us,} staging: $staging, launch: $launch}"
-    if [ -n "$persistent_sms" ] && [ "$launch" = persistent ]; then reorder="${reorder%\}}, persistent_sms: $persistent_sms}"; fi
+           job_packets: $job_packets,${job_timeout_us:+ job_timeout_us: $job_timeout_us,} staging: $staging, launch: $launch${sms:+, persistent_sms: $sms}}"
   fi
   cat <<EOF
 # netdaq dpdk on net_ring0 (tx feeds rx) -> ${launch}: bench/pipeline.sh, $size sample bytes per packet
