@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "afxdp_config.h"
+#include "engines/socket/gso_run.h"
 #include "gro_floor.h"
 #include "netdaq/host_frames.h"
 #include "netdaq/netdaq.h"
@@ -171,18 +172,13 @@ class Sender {
       uint32_t k = 0, packets = 0;
       uint32_t counts[kBatch];
       while (k < kBatch && i + packets < n) {
-        const uint32_t first = from + i + packets;
-        const uint32_t seg = s.lens[first];
-        uint32_t c = 0, bytes = 0;
-        // a group: same-sized packets, the last one possibly shorter; under 64 KiB of UDP payload
-        while (c < gso && i + packets + c < n) {
-          const uint32_t len = s.lens[first + c];
-          if (len > seg || bytes + len > 65000) break;
-          v[size_t(k) * gso + c] = {const_cast<std::byte*>(s.buf.data()) + size_t(s.stride) * (first + c), len};
-          bytes += len;
-          ++c;
-          if (len < seg) break;
-        }
+        const uint32_t first = from + i + packets, seg = s.lens[first];
+        // the socket engine's GSO runs: same-sized packets, the last one possibly shorter
+        const uint32_t c = netdaq::detail::socket_engine::gso_run([&](uint32_t p) { return s.lens[from + p]; },
+                                                                   i + packets, n, gso);
+        for (uint32_t j = 0; j < c; ++j)
+          v[size_t(k) * gso + j] = {const_cast<std::byte*>(s.buf.data()) + size_t(s.stride) * (first + j),
+                                    s.lens[first + j]};
         m[k] = {};
         m[k].msg_hdr.msg_name = &to_;
         m[k].msg_hdr.msg_namelen = sizeof to_;

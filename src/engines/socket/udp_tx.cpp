@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/log.h"
+#include "engines/socket/gso_run.h"
 #include "engines/socket/ports.h"
 #include "engines/socket/socket_options.h"
 #include "util/errno_text.h"
@@ -35,7 +36,6 @@
 namespace netdaq::detail::socket_engine {
 namespace {
 
-constexpr uint32_t kMaxGsoBytes = 65507;       // largest UDP payload over IPv4
 constexpr uint32_t kGsoSegmentsNew = 128;      // UDP_MAX_SEGMENTS since Linux 6.9
 constexpr uint32_t kGsoSegmentsOld = 64;       // before
 constexpr size_t kCtrlSize = CMSG_SPACE(sizeof(uint16_t));
@@ -110,14 +110,8 @@ class UdpTx final : public TxPort {
     while (i < n) {
       const uint32_t size = pkts[i].size();
       uint32_t run = 1;
-      if (gso_ && size > 0 && size <= gso_max_size_) {
-        const uint32_t limit = std::min(gso_segments_, kMaxGsoBytes / size);
-        while (i + run < n && run < limit && pkts[i + run].size() == size) ++run;
-        if (i + run < n && run < limit) {  // a shorter packet may end the run
-          const uint32_t last = pkts[i + run].size();
-          if (last > 0 && last < size) ++run;
-        }
-      }
+      if (gso_ && size > 0 && size <= gso_max_size_)
+        run = gso_run([pkts](uint32_t k) { return pkts[k].size(); }, i, n, gso_segments_);
       msghdr& h = msgs_[nm].msg_hdr;
       h.msg_iov = &iov_[v];
       for (uint32_t k = i; k < i + run; ++k) {
