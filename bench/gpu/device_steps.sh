@@ -5,6 +5,7 @@
 # check and measure. Prints a short summary last.
 #   bench/gpu/device_steps.sh STEP...   STEP: build | tests=FILTER | pipeline=SIZES:LAUNCHES[:NAME] |
 #                                       gpu_pipeline=ARGS (commas for spaces)[:NAME] | dpdk=ROUNDS[:NAME] |
+#                                       roce_sw=PAYLOADS[:NAME] (bench/roce_sw.md, on a veth) |
 #                                       env=VAR=VALUE (exported for the steps after it)
 # PIPELINE_ARGS (env=PIPELINE_ARGS=--gen-rate,0.82h2d): more bench/pipeline.sh options for the
 # pipeline steps after it, commas for spaces. DPDK_MAIN_CPU / DPDK_RX_CPU (default 1 / 3): the
@@ -23,12 +24,18 @@ fi
 export PKG_CONFIG_PATH=$PWD/.carry/lib/pkgconfig:$PWD/.carry/rdma/pkgconfig:$PWD/.carry/dpdk/pkgconfig
 export LD_LIBRARY_PATH=$PWD/.carry/lib:$PWD/.carry/pcap-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/pcap-root/lib/x86_64-linux-gnu:$PWD/.carry/rdma-root/lib/x86_64-linux-gnu:$PWD/.carry/httplib-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/rdma-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/dpdk/lib
 [ -d .carry/dpdk/bin ] && export PATH=$PATH:$PWD/.carry/dpdk/bin  # dpdk_vs_testpmd.sh: dpdk-testpmd
+# libxdp, libbpf and ip (the afxdp engine; roce_sw's veth lab): as scripts/gpu-check.sh
+if [ -d .carry/xdp ]; then
+  PKG_CONFIG_PATH+=:$PWD/.carry/xdp/pkgconfig LD_LIBRARY_PATH+=:$PWD/.carry/xdp-root/usr/lib/x86_64-linux-gnu
+  export PATH=$PWD/.carry/xdp/bin:$PATH
+  prefix+=(-DNETDAQ_BPF_CLANG=$PWD/.carry/xdp/bin/bpf-object)
+fi
 [ -d .carry/dpdk ] && export NETDAQ_DPDK_DRIVERS=$PWD/.carry/dpdk/pmds && prefix+=(-DNETDAQ_RTE_BUS_VDEV=$PWD/.carry/dpdk/lib/librte_bus_vdev.so)
 rc=0
 summary=()
 for step in "$@"; do
   what=${step%%=*} arg=${step#*=} name=""
-  case "$what" in pipeline|gpu_pipeline|dpdk) [[ "$arg" == *:*:* || ( "$what" != pipeline && "$arg" == *:* ) ]] && { name=_${arg##*:}; arg=${arg%:*}; } ;; esac
+  case "$what" in pipeline|gpu_pipeline|dpdk|roce_sw) [[ "$arg" == *:*:* || ( "$what" != pipeline && "$arg" == *:* ) ]] && { name=_${arg##*:}; arg=${arg%:*}; } ;; esac
   t0=$(date +%s)
   case "$what" in
     build)
@@ -65,6 +72,13 @@ for step in "$@"; do
         --main-cpu "${DPDK_MAIN_CPU:-1}" --rx-cpu "${DPDK_RX_CPU:-3}" --netdaq build-gpu/tools/netdaq/netdaq --json "$out/dpdk_vs_testpmd$name.json" \
         > "$out/dpdk$name.log" 2>&1 || rc=1
       tail -12 "$out/dpdk$name.log" ;;
+    roce_sw)
+      # the software RoCE receive (s) against the plain afxdp receive (a) and recv() per packet (b)
+      cmake --build build-gpu -j"$(nproc)" --target netdaq_bench_roce_sw > "$out/build_roce_sw.log" 2>&1 \
+        || { grep -E "error" -A3 "$out/build_roce_sw.log" | head -20; rc=1; continue; }
+      timeout 300 build-gpu/bench/netdaq_bench_roce_sw --payloads "$arg" --rounds "${ROCE_ROUNDS:-5}" --cpu "${ROCE_CPU:-3}" \
+        --json "$out/roce_sw$name.json" > "$out/roce_sw$name.log" 2>&1 || rc=1
+      grep -E "ratio|FAILED|afxdp queue|checks" "$out/roce_sw$name.log" | head -30 ;;
     *) echo "unknown step $step"; rc=1 ;;
   esac
   summary+=("$what: $(($(date +%s) - t0)) s")
