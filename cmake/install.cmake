@@ -18,7 +18,7 @@ install(EXPORT netdaq-targets NAMESPACE netdaq:: DESTINATION ${NETDAQ_CMAKE_DIR}
 # The static library needs what the shared one hides: yaml-cpp, spdlog, fmt, the engines'
 # libraries (pkg-config modules) and the CUDA runtime. netdaq-config.cmake finds them only
 # when asked for COMPONENTS static, so users of the shared library need none of their headers.
-set(NETDAQ_STATIC_PKG_MODULES yaml-cpp spdlog fmt libisal)  # libisal: the RoCEv2 ICRC (src/protocols/roce.cpp)
+set(NETDAQ_STATIC_PKG_MODULES yaml-cpp spdlog fmt libisal)  # libisal: the RoCEv2 ICRC (src/protocols/crc32.cpp)
 set(NETDAQ_STATIC_PKGCONFIG_TARGETS "")   # "VAR module" pairs for pkg_check_modules(IMPORTED_TARGET)
 foreach(pair "LIBXDP libxdp" "LIBBPF libbpf" "IBVERBS libibverbs" "RDMACM librdmacm" "PCAP libpcap" "HTTPLIB cpp-httplib" "UCX ucx")
   string(REPLACE " " ";" pair "${pair}")

@@ -1,17 +1,14 @@
 #include "protocols/crc32_copy.h"
 
 #include <immintrin.h>
-#include <isa-l/crc.h>
 
 #include <cstring>
+
+#include "protocols/crc32.h"
 
 namespace netdaq::protocols {
 
 namespace {
-
-uint32_t crc32_lib(uint32_t crc, const std::byte* p, size_t n) noexcept {
-  return n ? crc32_gzip_refl(crc, reinterpret_cast<const unsigned char*>(p), n) : crc;
-}
 
 // Carry-less folding (Intel, "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ"):
 // four 128-bit lanes each carry their part of the message's remainder forward by 512 bits
@@ -52,7 +49,7 @@ __attribute__((target("pclmul,sse4.1"))) uint32_t crc32_copy_clmul(uint32_t crc,
   // register is the message's, and ISA-L computes that on 16 bytes.
   alignas(16) unsigned char rest[16];
   _mm_store_si128(reinterpret_cast<__m128i*>(rest), x);
-  return crc32_gzip_refl(0xFFFFFFFFu, rest, sizeof rest);
+  return crc32_gzip(0xFFFFFFFFu, reinterpret_cast<const std::byte*>(rest), sizeof rest);
 }
 
 // The same with 512-bit lanes (VPCLMULQDQ, e.g. Ice Lake, Zen 4): four lanes of four 128-bit
@@ -96,7 +93,7 @@ __attribute__((target("avx512f,avx512bw,vpclmulqdq,pclmul,sse4.1"))) uint32_t cr
   x = _mm_xor_si128(x, _mm_xor_si128(fold(u2, _mm_set_epi64x(0x0ccaa009e, 0x1751997d0)), u3));
   alignas(16) unsigned char rest[16];
   _mm_store_si128(reinterpret_cast<__m128i*>(rest), x);
-  return crc32_gzip_refl(0xFFFFFFFFu, rest, sizeof rest);
+  return crc32_gzip(0xFFFFFFFFu, reinterpret_cast<const std::byte*>(rest), sizeof rest);
 }
 
 const bool kHasClmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
@@ -114,12 +111,12 @@ uint32_t crc32_copy(uint32_t crc, std::byte* dst, const std::byte* src, size_t n
   const size_t blocks = n / 64;
   if (blocks == 0 || !kHasClmul) {
     std::memcpy(dst, src, n);
-    return crc32_lib(crc, dst, n);  // just written: in L1
+    return crc32_gzip(crc, dst, n);  // just written: in L1
   }
   crc = crc32_copy_clmul(crc, dst, src, blocks);
   const size_t done = blocks * 64;
   std::memcpy(dst + done, src + done, n - done);
-  return crc32_lib(crc, dst + done, n - done);
+  return crc32_gzip(crc, dst + done, n - done);
 }
 
 }  // namespace netdaq::protocols

@@ -7,10 +7,10 @@
 // then the payload, 0-3 pad bytes and the 4-byte ICRC.
 #include "protocols/roce.h"
 
-#include <isa-l/crc.h>
-
 #include <algorithm>
 #include <cstring>
+
+#include "protocols/crc32.h"
 
 namespace netdaq::protocols::roce {
 namespace {
@@ -76,11 +76,6 @@ constexpr uint32_t header_bytes(const OpInfo& o) noexcept {
 
 constexpr uint32_t pad_for(uint32_t payload_bytes) noexcept { return (4 - payload_bytes % 4) % 4; }
 
-// The CRC as zlib's crc32 (reflected 0x04C11DB7, pre- and post-inverted), continued from `crc`.
-uint32_t crc32(uint32_t crc, const std::byte* p, size_t n) noexcept {
-  return n ? crc32_gzip_refl(crc, reinterpret_cast<const unsigned char*>(p), n) : crc;
-}
-
 // The CRC after the 8 bytes of ones that stand in for IB's masked LRH (RoCEv2 has none):
 // zlib.crc32(b"\xff" * 8). Linux rxe seeds crc32_le with 0xdebb20e3: the same state, uninverted.
 constexpr uint32_t kCrcOfMaskedLrh = 0x2144DF1C;
@@ -97,9 +92,9 @@ struct Pieces {
   }
   // The CRC continued over [from, size()).
   uint32_t crc_from(uint32_t crc, size_t from) const noexcept {
-    if (from < a.size()) crc = crc32(crc, a.data() + from, a.size() - from);
+    if (from < a.size()) crc = crc32_gzip(crc, a.data() + from, a.size() - from);
     const size_t in_b = from > a.size() ? from - a.size() : 0;
-    if (in_b < b.size()) crc = crc32(crc, b.data() + in_b, b.size() - in_b);
+    if (in_b < b.size()) crc = crc32_gzip(crc, b.data() + in_b, b.size() - in_b);
     return crc;
   }
 };
@@ -130,7 +125,7 @@ uint32_t icrc_of(const Pieces& in) noexcept {
   }
   mask(head, n, ip_bytes + 6, 2);              // UDP checksum
   mask(head, n, ip_bytes + kUdpBytes + 4, 1);  // BTH FECN, BECN, resv6 (IB's reserved8)
-  const uint32_t crc = crc32(kCrcOfMaskedLrh, head, n);
+  const uint32_t crc = crc32_gzip(kCrcOfMaskedLrh, head, n);
   return in.crc_from(crc, n);
 }
 
