@@ -62,14 +62,8 @@ if [ -d .carry/ucx ]; then
   export LD_LIBRARY_PATH=$PWD/.carry/ucx-root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export UCX_MODULE_DIR=$PWD/.carry/ucx-root/usr/lib/x86_64-linux-gnu/ucx
 fi
-# libxdp, libbpf and ip (the afxdp engine and the GPU-driven receiver's namespaced tests):
-# .carry/xdp (scripts/make-carry.sh); the eBPF objects come compiled (no clang there).
-if [ -d .carry/xdp ]; then
-  export PKG_CONFIG_PATH=$PWD/.carry/xdp/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
-  export LD_LIBRARY_PATH=$PWD/.carry/xdp-root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  export PATH=$PWD/.carry/xdp/bin:$PATH
-  prefix+=(-DNETDAQ_BPF_CLANG=$PWD/.carry/xdp/bin/bpf-object)
-fi
+# libxdp, libbpf and ip (the afxdp engine and the GPU-driven receiver's namespaced tests)
+. scripts/lib/carry_xdp.sh
 # The Python module: built for the machine's python3 (the one with PyTorch and CuPy), with the
 # pybind11 installed beside it.
 if py_inc=$(python3 -c 'import pybind11; print(pybind11.get_include())' 2>/dev/null); then

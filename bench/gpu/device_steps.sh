@@ -24,12 +24,7 @@ fi
 export PKG_CONFIG_PATH=$PWD/.carry/lib/pkgconfig:$PWD/.carry/rdma/pkgconfig:$PWD/.carry/dpdk/pkgconfig
 export LD_LIBRARY_PATH=$PWD/.carry/lib:$PWD/.carry/pcap-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/pcap-root/lib/x86_64-linux-gnu:$PWD/.carry/rdma-root/lib/x86_64-linux-gnu:$PWD/.carry/httplib-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/rdma-root/usr/lib/x86_64-linux-gnu:$PWD/.carry/dpdk/lib
 [ -d .carry/dpdk/bin ] && export PATH=$PATH:$PWD/.carry/dpdk/bin  # dpdk_vs_testpmd.sh: dpdk-testpmd
-# libxdp, libbpf and ip (the afxdp engine; roce_sw's veth lab): as scripts/gpu-check.sh
-if [ -d .carry/xdp ]; then
-  PKG_CONFIG_PATH+=:$PWD/.carry/xdp/pkgconfig LD_LIBRARY_PATH+=:$PWD/.carry/xdp-root/usr/lib/x86_64-linux-gnu
-  export PATH=$PWD/.carry/xdp/bin:$PATH
-  prefix+=(-DNETDAQ_BPF_CLANG=$PWD/.carry/xdp/bin/bpf-object)
-fi
+. scripts/lib/carry_xdp.sh  # libxdp, libbpf and ip: the afxdp engine, roce_sw's veth lab
 [ -d .carry/dpdk ] && export NETDAQ_DPDK_DRIVERS=$PWD/.carry/dpdk/pmds && prefix+=(-DNETDAQ_RTE_BUS_VDEV=$PWD/.carry/dpdk/lib/librte_bus_vdev.so)
 rc=0
 summary=()
@@ -46,8 +41,9 @@ for step in "$@"; do
         | tr '\n' ';' | tee -a "$out/gpu.txt"; echo
       cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETDAQ_BUILD_BENCH=ON "${prefix[@]}" \
         > "$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
+      targets=${BUILD_TARGETS:-netdaq,netdaq_gpu_tests,netdaq_cli,netdaq_gpu_pipeline,netdaq_gpu_throughput}
       # shellcheck disable=SC2086  # BUILD_TARGETS (env=BUILD_TARGETS=a,b): only those, split
-      cmake --build build-gpu -j"$(nproc)" --target $(echo "${BUILD_TARGETS:-netdaq,netdaq_gpu_tests,netdaq_cli,netdaq_gpu_pipeline,netdaq_gpu_throughput}" | tr , " ") \
+      cmake --build build-gpu -j"$(nproc)" --target ${targets//,/ } \
         > "$out/build.log" 2>&1 || { grep -E "error" -A3 "$out/build.log" | head -40; exit 1; }
       summary+=("build ok") ;;
     tests)
