@@ -9,7 +9,8 @@
 #                                       env=VAR=VALUE (exported for the steps after it)
 # PIPELINE_ARGS (env=PIPELINE_ARGS=--gen-rate,0.82h2d): more bench/pipeline.sh options for the
 # pipeline steps after it, commas for spaces. DPDK_MAIN_CPU / DPDK_RX_CPU (default 1 / 3): the
-# dpdk steps' CPUs (worker mode: the application thread / the worker).
+# dpdk steps' CPUs (worker mode: the application thread / the worker). ROCE_ROUNDS, ROCE_CPU
+# (default 5, 3) and ROCE_ONLY (the receivers, e.g. s,a; default all): the roce_sw steps.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-out}
@@ -74,7 +75,7 @@ for step in "$@"; do
       cmake --build build-gpu -j"$(nproc)" --target netdaq_bench_roce_sw > "$out/build_roce_sw.log" 2>&1 \
         || { grep -E "error" -A3 "$out/build_roce_sw.log" | head -20; rc=1; continue; }
       timeout 300 build-gpu/bench/netdaq_bench_roce_sw --payloads "$arg" --rounds "${ROCE_ROUNDS:-5}" --cpu "${ROCE_CPU:-3}" \
-        --json "$out/roce_sw$name.json" > "$out/roce_sw$name.log" 2>&1 || rc=1
+        ${ROCE_ONLY:+--only "$ROCE_ONLY"} --json "$out/roce_sw$name.json" > "$out/roce_sw$name.log" 2>&1 || rc=1
       grep -E "ratio|FAILED|afxdp queue|checks" "$out/roce_sw$name.log" | head -30 ;;
     *) echo "unknown step $step"; rc=1 ;;
   esac

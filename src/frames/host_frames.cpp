@@ -10,6 +10,8 @@ namespace netdaq::frames {
 HostFrames::HostFrames(const ReorderConfig& cfg)
     : decoder_(protocols::make_decoder(cfg)), tracker_(gpu::span_tracker_config(cfg)), frame_bytes_(protocols::frame_bytes_of(cfg)) {
   mem_.assign(frame_bytes_ * cfg.frame_buffers, std::byte{0});
+  copies_.resize(kPendingCopies);
+  batch_copies_ = !decoder_->reads_whole_packet();
 }
 
 void HostFrames::place(const Packet& p, uint64_t now_ns) noexcept {
@@ -35,10 +37,23 @@ void HostFrames::place(const Packet& p, uint64_t now_ns) noexcept {
     const gpu::PlacedSpan& s = placed_[i];
     std::byte* dst = &mem_[size_t{s.buffer} * frame_bytes_ + s.offset];
     if (!split)
-      std::memcpy(dst, first.data() + s.packet_offset, s.bytes);
+      copy(dst, first.data() + s.packet_offset, s.bytes);
     else
-      gpu::for_each_piece(p, s.packet_offset, s.bytes, [&](const std::byte* src, uint32_t len, uint32_t at) { std::memcpy(dst + at, src, len); });
+      gpu::for_each_piece(p, s.packet_offset, s.bytes, [&](const std::byte* src, uint32_t len, uint32_t at) { copy(dst + at, src, len); });
   }
+}
+
+void HostFrames::copy(std::byte* dst, const std::byte* src, uint32_t bytes) noexcept {
+  if (batch_copies_)
+    copies_[ncopies_++] = {dst, src, bytes};
+  else
+    std::memcpy(dst, src, bytes);
+}
+
+// In placement order: a later packet's bytes land after an earlier one's wherever both do.
+void HostFrames::copy_pending() noexcept {
+  for (size_t i = 0; i < ncopies_; ++i) std::memcpy(copies_[i].dst, copies_[i].src, copies_[i].bytes);
+  ncopies_ = 0;
 }
 
 namespace {
@@ -63,8 +78,10 @@ void HostFrames::receive(const RxBurst& burst, uint64_t now_ns) noexcept {
   for (size_t i = 0; i < n && i < kAhead; ++i) prefetch(burst[i]);
   for (size_t i = 0; i < n; ++i) {
     if (i + kAhead < n) prefetch(burst[i + kAhead]);
+    if (ncopies_ + kCopiesPerPacket > copies_.size()) copy_pending();
     place(burst[i], now_ns);
   }
+  copy_pending();  // before anything can pop a frame or reuse its buffer
   tracker_.expire(now_ns);
 }
 

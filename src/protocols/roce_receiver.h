@@ -68,6 +68,7 @@ class RoceDecoder final : public Decoder {
   // Stateless decoding cannot check PSNs: always malformed (use decode_packet()).
   void decode(std::span<const std::byte> first, uint32_t packet_len, Decoded& out) const noexcept override;
   void decode_packet(const PacketBytes& p, Decoded& out) noexcept override;
+  bool reads_whole_packet() const noexcept override { return options_.check_icrc; }
 
   const RoceCounters& counters() const noexcept { return total_; }
   // One queue pair's (nullptr for a QPN not configured); unknown_qp counts only in total.

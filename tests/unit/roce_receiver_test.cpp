@@ -161,7 +161,8 @@ struct Got {
 };
 
 // Feeds the wires in bursts of 7 (bursts end mid-frame), flushes, and collects every frame.
-std::vector<Got> run(HostFrames& hf, const std::vector<Wire>& wires, uint32_t split_at = 0, bool with_headers = false) {
+std::vector<Got> run(HostFrames& hf, const std::vector<Wire>& wires, uint32_t split_at = 0, bool with_headers = false,
+                     size_t burst = 7) {
   Bursts bursts;
   std::vector<Got> got;
   const auto drain = [&] {
@@ -173,8 +174,8 @@ std::vector<Got> run(HostFrames& hf, const std::vector<Wire>& wires, uint32_t sp
       hf.release(f);
     }
   };
-  for (size_t at = 0; at < wires.size(); at += 7) {
-    RxBurst b = bursts.make(wires, at, std::min<size_t>(7, wires.size() - at), split_at, with_headers);
+  for (size_t at = 0; at < wires.size(); at += burst) {
+    RxBurst b = bursts.make(wires, at, std::min(burst, wires.size() - at), split_at, with_headers);
     hf.receive(b, 0);
     drain();
   }
@@ -336,6 +337,43 @@ TEST(roce_sw_receiver, ReorderedPacketIsOutOfOrderOnceAndNotLost) {
   }
   expect_counters(roce_of(hf).counters(), {.placed = 24, .psn_out_of_order = 4, .frames_ended = 3});
   EXPECT_TRUE(accounted(hf, 24));
+}
+
+// HostFrames copies a burst's bytes after decoding it, except where the decoder reads the
+// whole packet (the ICRC): then each packet's copy goes at once. Frames, presence and
+// counters must not depend on it: a loss, a duplicate and a reordering, in bursts of 7 and in
+// one burst of more copies than HostFrames holds pending, whole packets and split ones.
+TEST(roce_sw_receiver, FramesAreTheSameWhetherCopiesWaitForTheBurstOrNot) {
+  HsbStream s(40);                                    // 320 packets
+  s.wires.erase(s.wires.begin() + 8 + 3);             // frame 1 loses bytes [3072, 4096)
+  s.wires.insert(s.wires.begin() + 30, s.wires[28]);  // a duplicate in frame 3
+  std::swap(s.wires[50], s.wires[53]);                // frame 6 reordered: 3 packets behind a newer PSN
+  for (const size_t burst : {size_t{7}, s.wires.size()})
+    for (const uint32_t split : {0u, 100u}) {
+      SCOPED_TRACE(testing::Message() << "burst " << burst << ", split at " << split);
+      ReorderConfig c = roce_config(HsbStream::kSlots, HsbStream::kFrame);
+      c.frame_buffers = 48;  // one burst of every frame: none is popped before its end
+      HostFrames at_once(c);
+      c.roce.check_icrc = false;
+      HostFrames batched(c);
+      const auto want = run(at_once, s.wires, split, true, burst);
+      const auto got = run(batched, s.wires, split, true, burst);
+      ASSERT_EQ(want.size(), 40u);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t f = 0; f < got.size(); ++f) {
+        SCOPED_TRACE(f);
+        EXPECT_EQ(got[f].meta.frame, f);
+        EXPECT_EQ(got[f].complete, f != 1);
+        EXPECT_EQ(got[f].complete, want[f].complete);
+        EXPECT_EQ(got[f].bytes, want[f].bytes);
+        EXPECT_EQ(got[f].present, want[f].present);
+        if (f != 1) EXPECT_EQ(got[f].bytes, s.truth[f]);
+      }
+      const Expect e{.placed = 319, .psn_duplicate = 1, .psn_lost = 1, .psn_out_of_order = 3, .frames_ended = 40};
+      expect_counters(roce_of(at_once).counters(), e);
+      expect_counters(roce_of(batched).counters(), e);
+      EXPECT_TRUE(accounted(batched, s.wires.size()));
+    }
 }
 
 TEST(roce_sw_receiver, BadIcrcIsItsOwnReasonAndItsPsnIsLost) {
