@@ -63,7 +63,7 @@ class HostFrames {
  private:
   // A placed span's bytes, copied once the burst is decoded (copy_pending()): copies back to
   // back overlap their loads of cold packet bytes, which the decoding between them would
-  // stall on one packet at a time (bench/roce_sw.md: (s-) 1.25-1.7x). Not where the decoder
+  // stall on one packet at a time (bench/roce_sw.md: (s-) 1.25-2x). Not where the decoder
   // reads the whole packet (the ICRC): its bytes are hot right after, so they go at once.
   struct PendingCopy {
     std::byte* dst;
