@@ -39,7 +39,7 @@
 // (b) the frame buffer.
 //
 //   netdaq_bench_roce_sw [--payloads 1024,3072] [--packets N] [--rounds R] [--packets-per-frame P]
-//                        [--only s,n,p,a,c,i,j,b] [--cpu C] [--max-seconds S] [--json PATH] [--enforce]
+//                        [--only s,n,p,a,c,i,j,k,f,g,h,b] [--cpu C] [--max-seconds S] [--json PATH] [--enforce]
 //                        [--perf-ctl FIFO --perf-ack FIFO]
 // Diagnostics (no targets): (s-) "n": (s) with check_icrc false; (s+pf) "p": (s) with each
 // burst's frames prefetched before HostFrameAssembler::receive; (a') "c": the plain afxdp
@@ -48,6 +48,9 @@
 // (a'+f) "f": (a') with the ICRC computed in the copy's own pass (protocols::crc32_copy).
 // (a'+i) "i" / (a'+j) "j": (a') with each packet's ICRC checked (roce::icrc) before / after its
 // copy: the ICRC and the copy back to back, without the decoder and tracker in between.
+// (a'+k) "k": all of a burst's copies, then all its ICRCs (the bytes left in cache by the copy).
+// (a'+g) "g" / (a'+h) "h": (a'+f) / (a'+i) with each packet's buffers prefetched two packets
+// ahead, as HostFrames prefetches.
 // --perf-ctl/--perf-ack: perf record --control=fifo:CTL,ACK -D -1 samples the timed drains only.
 // Exit status: 0 ok (targets reported; with --enforce a MISS exits 5), 1 setup error,
 // 3 a check failed (accounting, bytes, counters).
@@ -341,8 +344,10 @@ class AfxdpReceiver : public Receiver {
         for (const Packet& p : b) {  // (i) / (j): with the ICRC checked before / after the copy
           const auto d = p.data();
           const size_t at = (n_copied_++ % (size_t(kSlots) * st_.ppf)) * st_.payload;
-          if (icrc_order_ == 1) check_icrc(p);
-          if (icrc_order_ == 3) {
+          if ((icrc_order_ == 5 || icrc_order_ == 6) && (&p - b.begin()) + 2 < long(b.size()))
+            prefetch_whole(b[&p - b.begin() + 2]);  // (g), (h): two packets ahead, as HostFrames does
+          if (icrc_order_ == 1 || icrc_order_ == 6) check_icrc(p);
+          if (icrc_order_ == 3 || icrc_order_ == 5) {
             fused_icrc_copy(p, window_.data() + at);
             continue;
           }
@@ -352,6 +357,8 @@ class AfxdpReceiver : public Receiver {
             gather(p, roce::kBthBytes + roce::kRethBytes, st_.payload, window_.data() + at);
           if (icrc_order_ == 2) check_icrc(p);
         }
+        if (icrc_order_ == 4)  // (k): the burst's ICRCs after all its copies
+          for (const Packet& p : b) check_icrc(p);
         if (verify) check_packets(b);
         b.release();
       } else {
@@ -425,6 +432,12 @@ class AfxdpReceiver : public Receiver {
       from = from >= d.size() ? from - d.size() : 0;
     }
     if (!stored || crc != roce::load_icrc(stored)) ++bad_icrc_;
+  }
+  static void prefetch_whole(const Packet& p) {
+    for (unsigned k = 0; k < p.segments(); ++k) {
+      const auto d = p.segment(k);
+      for (size_t o = 0; o < d.size(); o += 64) __builtin_prefetch(d.data() + o);
+    }
   }
   // Bytes [from, from + n) of the UDP payload, across its segments.
   static void gather(const Packet& p, size_t from, size_t n, std::byte* out) {
@@ -669,7 +682,7 @@ int run(const Options& o) {
       CaseResult res;
     };
     std::vector<Live> live;
-    for (const std::string n : {"s", "n", "p", "a", "c", "i", "j", "f", "b"}) {
+    for (const std::string n : {"s", "n", "p", "a", "c", "i", "j", "k", "f", "g", "h", "b"}) {
       if (o.only.find(n) == std::string::npos) continue;
       Live l;
       l.name = n;
@@ -691,10 +704,10 @@ int run(const Options& o) {
         });
       } else {
         l.port = kPortRoce;
-        const bool plain = n == "a" || n == "c" || n == "i" || n == "j" || n == "f";
+        const bool plain = n == "a" || n == "c" || n == "i" || n == "j" || n == "k" || n == "f" || n == "g" || n == "h";
         auto ar = std::make_unique<AfxdpReceiver>(rxq, st, !plain, n != "n", n == "p");
-        if (n == "c" || n == "i" || n == "j" || n == "f")
-          ar->copy_roce_payload(n == "i" ? 1 : n == "j" ? 2 : n == "f" ? 3 : 0);
+        if (n == "c" || n == "i" || n == "j" || n == "k" || n == "f" || n == "g" || n == "h")
+          ar->copy_roce_payload(n == "i" ? 1 : n == "j" ? 2 : n == "f" ? 3 : n == "k" ? 4 : n == "g" ? 5 : n == "h" ? 6 : 0);
         l.rx = std::move(ar);
       }
       live.push_back(std::move(l));
@@ -759,9 +772,9 @@ int run(const Options& o) {
                                  "(b) recv() per packet (HSB method)", "(s-) as (s), ICRC not checked [diag]",
                                  "(s+pf) as (s), burst prefetched [diag]", "(a') afxdp, RoCE payload to VA [diag]",
                                  "(a'+i) ICRC, then (a') copy [diag]", "(a'+j) (a') copy, then ICRC [diag]",
-                                 "(a'+f) ICRC folded into (a')'s copy [diag]"};
+                                 "(a'+f) ICRC folded into (a')'s copy [diag]", "(a'+k) burst's copies, then its ICRCs [diag]", "(a'+g) (a'+f), two ahead prefetched [diag]", "(a'+h) (a'+i), two ahead prefetched [diag]"};
   auto label = [&](const std::string& n) {
-    return kLabel[n == "s" ? 0 : n == "a" ? 1 : n == "b" ? 2 : n == "n" ? 3 : n == "p" ? 4 : n == "c" ? 5 : n == "i" ? 6 : n == "j" ? 7 : 8];
+    return kLabel[n == "s" ? 0 : n == "a" ? 1 : n == "b" ? 2 : n == "n" ? 3 : n == "p" ? 4 : n == "c" ? 5 : n == "i" ? 6 : n == "j" ? 7 : n == "k" ? 9 : n == "g" ? 10 : n == "h" ? 11 : 8];
   };
   // Ratios on two bases: capacity from the receiver thread's CPU ns per packet (the verdict:
   // robust to other processes taking the CPU on this shared 2-core machine), and wall-clock
