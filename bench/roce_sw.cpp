@@ -90,6 +90,7 @@
 #include "afxdp_config.h"
 #include "receiver_cpu.h"
 #include "netns_lab.h"
+#include "frames/prefetch_packet.h"
 #include "protocols/crc32_copy.h"
 #include "protocols/roce.h"
 
@@ -274,6 +275,20 @@ struct CaseResult {
   }
 };
 
+// What a plain afxdp receiver (no RoCE decoding) does with each packet: (a) copies the UDP
+// payload; the (a') diagnostics copy the RoCE payload to its VA's place in the window, with the
+// ICRC checked (or not) in one of several orders.
+enum class PlainCopy {
+  udp_payload,           // (a)
+  roce_payload,          // (a')
+  icrc_then_copy,        // (a'+i)
+  copy_then_icrc,        // (a'+j)
+  copies_then_icrcs,     // (a'+k): all of a burst's copies, then all its ICRCs
+  fused,                 // (a'+f): protocols::crc32_copy
+  fused_ahead,           // (a'+g): (a'+f) with packets prefetched as HostFrames does
+  icrc_then_copy_ahead,  // (a'+h): (a'+i) likewise
+};
+
 // The receivers. drain(n, ...) takes up to n packets from a queue preloaded with them.
 class Receiver {
  public:
@@ -286,8 +301,9 @@ class Receiver {
 
 class AfxdpReceiver : public Receiver {
  public:
-  AfxdpReceiver(RxQueue& q, const Stream& st, bool roce_mode, bool icrc, bool prefetch = false)
-      : q_(q), st_(st), roce_(roce_mode), prefetch_(prefetch) {
+  // roce_mode: netdaq's RoCE receive (icrc: check_icrc; prefetch: (s+pf)); otherwise `copy`.
+  AfxdpReceiver(RxQueue& q, const Stream& st, bool roce_mode, bool icrc, bool prefetch, PlainCopy copy)
+      : q_(q), st_(st), roce_(roce_mode), prefetch_(prefetch), copy_(copy) {
     window_.resize(size_t(kSlots) * st.slot_bytes());
     if (roce_) {
       ReorderConfig r;
@@ -340,14 +356,15 @@ class AfxdpReceiver : public Receiver {
           if (verify) check_frame(f);
           frames_->release(f);
         }
-      } else if (aligned_) {  // diagnostic (c): the RoCE payload to its place in the window
-        for (const Packet& p : b) {  // (i) / (j): with the ICRC checked before / after the copy
+      } else if (copy_ != PlainCopy::udp_payload) {  // the (a') diagnostics
+        const bool ahead = copy_ == PlainCopy::fused_ahead || copy_ == PlainCopy::icrc_then_copy_ahead;
+        for (size_t k = 0; k < b.size(); ++k) {
+          const Packet& p = b[k];
           const auto d = p.data();
           const size_t at = (n_copied_++ % (size_t(kSlots) * st_.ppf)) * st_.payload;
-          if ((icrc_order_ == 5 || icrc_order_ == 6) && (&p - b.begin()) + 2 < long(b.size()))
-            prefetch_whole(b[&p - b.begin() + 2]);  // (g), (h): two packets ahead, as HostFrames does
-          if (icrc_order_ == 1 || icrc_order_ == 6) check_icrc(p);
-          if (icrc_order_ == 3 || icrc_order_ == 5) {
+          if (ahead && k + frames::kPrefetchAhead < b.size()) frames::prefetch_packet(b[k + frames::kPrefetchAhead]);
+          if (copy_ == PlainCopy::icrc_then_copy || copy_ == PlainCopy::icrc_then_copy_ahead) check_icrc(p);
+          if (copy_ == PlainCopy::fused || copy_ == PlainCopy::fused_ahead) {
             fused_icrc_copy(p, window_.data() + at);
             continue;
           }
@@ -355,9 +372,9 @@ class AfxdpReceiver : public Receiver {
             std::memcpy(window_.data() + at, d.data() + roce::kBthBytes + roce::kRethBytes, st_.payload);
           else
             gather(p, roce::kBthBytes + roce::kRethBytes, st_.payload, window_.data() + at);
-          if (icrc_order_ == 2) check_icrc(p);
+          if (copy_ == PlainCopy::copy_then_icrc) check_icrc(p);
         }
-        if (icrc_order_ == 4)  // (k): the burst's ICRCs after all its copies
+        if (copy_ == PlainCopy::copies_then_icrcs)
           for (const Packet& p : b) check_icrc(p);
         if (verify) check_packets(b);
         b.release();
@@ -400,7 +417,6 @@ class AfxdpReceiver : public Receiver {
     }
     return r;
   }
-  void copy_roce_payload(int icrc_order = 0) { aligned_ = true, icrc_order_ = icrc_order; }
   void check_icrc(const Packet& p) {
     const auto f = p.frame_head();
     if (p.segments() == 1) {
@@ -432,12 +448,6 @@ class AfxdpReceiver : public Receiver {
       from = from >= d.size() ? from - d.size() : 0;
     }
     if (!stored || crc != roce::load_icrc(stored)) ++bad_icrc_;
-  }
-  static void prefetch_whole(const Packet& p) {
-    for (unsigned k = 0; k < p.segments(); ++k) {
-      const auto d = p.segment(k);
-      for (size_t o = 0; o < d.size(); o += 64) __builtin_prefetch(d.data() + o);
-    }
   }
   // Bytes [from, from + n) of the UDP payload, across its segments.
   static void gather(const Packet& p, size_t from, size_t n, std::byte* out) {
@@ -496,8 +506,8 @@ class AfxdpReceiver : public Receiver {
 
   RxQueue& q_;
   Stream st_;
-  bool roce_, prefetch_, aligned_ = false;
-  int icrc_order_ = 0;
+  bool roce_, prefetch_;
+  PlainCopy copy_;
   uint64_t bad_icrc_ = 0;
   size_t n_copied_ = 0;
   std::unique_ptr<HostFrameAssembler> frames_;
@@ -609,6 +619,31 @@ struct PayloadResult {
   }
 };
 
+// The cases, in the order they take turns within a round: --only name, table label, receiver.
+enum class Via { roce, plain, recv };
+struct CaseSpec {
+  const char* name;
+  const char* label;
+  Via via;
+  bool icrc = true;       // roce: check_icrc
+  bool prefetch = false;  // roce: (s+pf)
+  PlainCopy copy = PlainCopy::udp_payload;
+};
+const CaseSpec kCases[] = {
+    {"s", "(s) netdaq roce afxdp+HostFrames, ICRC", Via::roce},
+    {"n", "(s-) as (s), ICRC not checked [diag]", Via::roce, false},
+    {"p", "(s+pf) as (s), burst prefetched [diag]", Via::roce, true, true},
+    {"a", "(a) plain afxdp + memcpy", Via::plain},
+    {"c", "(a') afxdp, RoCE payload to VA [diag]", Via::plain, true, false, PlainCopy::roce_payload},
+    {"i", "(a'+i) ICRC, then (a') copy [diag]", Via::plain, true, false, PlainCopy::icrc_then_copy},
+    {"j", "(a'+j) (a') copy, then ICRC [diag]", Via::plain, true, false, PlainCopy::copy_then_icrc},
+    {"k", "(a'+k) burst's copies, then its ICRCs [diag]", Via::plain, true, false, PlainCopy::copies_then_icrcs},
+    {"f", "(a'+f) ICRC folded into (a')'s copy [diag]", Via::plain, true, false, PlainCopy::fused},
+    {"g", "(a'+g) (a'+f), two ahead prefetched [diag]", Via::plain, true, false, PlainCopy::fused_ahead},
+    {"h", "(a'+h) (a'+i), two ahead prefetched [diag]", Via::plain, true, false, PlainCopy::icrc_then_copy_ahead},
+    {"b", "(b) recv() per packet (HSB method)", Via::recv},
+};
+
 int run(const Options& o) {
   std::string why;
   if (!ndqtest::NetnsLab::supported(&why)) {
@@ -682,12 +717,13 @@ int run(const Options& o) {
       CaseResult res;
     };
     std::vector<Live> live;
-    for (const std::string n : {"s", "n", "p", "a", "c", "i", "j", "k", "f", "g", "h", "b"}) {
+    for (const CaseSpec& spec : kCases) {
+      const std::string n = spec.name;
       if (o.only.find(n) == std::string::npos) continue;
       Live l;
       l.name = n;
       l.res.name = n;
-      if (n == "b") {
+      if (spec.via == Via::recv) {
         l.port = kPortRecv;
         l.rx = lab.run_in(lab.a().ns, [&]() -> std::unique_ptr<Receiver> {
           const int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -704,11 +740,7 @@ int run(const Options& o) {
         });
       } else {
         l.port = kPortRoce;
-        const bool plain = n == "a" || n == "c" || n == "i" || n == "j" || n == "k" || n == "f" || n == "g" || n == "h";
-        auto ar = std::make_unique<AfxdpReceiver>(rxq, st, !plain, n != "n", n == "p");
-        if (n == "c" || n == "i" || n == "j" || n == "k" || n == "f" || n == "g" || n == "h")
-          ar->copy_roce_payload(n == "i" ? 1 : n == "j" ? 2 : n == "f" ? 3 : n == "k" ? 4 : n == "g" ? 5 : n == "h" ? 6 : 0);
-        l.rx = std::move(ar);
+        l.rx = std::make_unique<AfxdpReceiver>(rxq, st, spec.via == Via::roce, spec.icrc, spec.prefetch, spec.copy);
       }
       live.push_back(std::move(l));
     }
@@ -768,13 +800,10 @@ int run(const Options& o) {
   session->stop();
 
   // The table.
-  static const char* kLabel[] = {"(s) netdaq roce afxdp+HostFrames, ICRC", "(a) plain afxdp + memcpy",
-                                 "(b) recv() per packet (HSB method)", "(s-) as (s), ICRC not checked [diag]",
-                                 "(s+pf) as (s), burst prefetched [diag]", "(a') afxdp, RoCE payload to VA [diag]",
-                                 "(a'+i) ICRC, then (a') copy [diag]", "(a'+j) (a') copy, then ICRC [diag]",
-                                 "(a'+f) ICRC folded into (a')'s copy [diag]", "(a'+k) burst's copies, then its ICRCs [diag]", "(a'+g) (a'+f), two ahead prefetched [diag]", "(a'+h) (a'+i), two ahead prefetched [diag]"};
-  auto label = [&](const std::string& n) {
-    return kLabel[n == "s" ? 0 : n == "a" ? 1 : n == "b" ? 2 : n == "n" ? 3 : n == "p" ? 4 : n == "c" ? 5 : n == "i" ? 6 : n == "j" ? 7 : n == "k" ? 9 : n == "g" ? 10 : n == "h" ? 11 : 8];
+  auto label = [](const std::string& n) {
+    for (const CaseSpec& c : kCases)
+      if (n == c.name) return c.label;
+    return "?";
   };
   // Ratios on two bases: capacity from the receiver thread's CPU ns per packet (the verdict:
   // robust to other processes taking the CPU on this shared 2-core machine), and wall-clock

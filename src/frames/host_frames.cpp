@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "frames/prefetch_packet.h"
 #include "gpu/host/packet_fields.h"
 
 namespace netdaq::frames {
@@ -56,28 +57,11 @@ void HostFrames::copy_pending() noexcept {
   ncopies_ = 0;
 }
 
-namespace {
-
-// Asks for a packet's bytes (its whole frame when the engine keeps one) ahead of its turn. The
-// decoder's first pass over them (RoCE: the ICRC) otherwise waits on every cache miss in
-// turn (bench/roce_sw.md).
-void prefetch(const Packet& p) noexcept {
-  auto bytes = p.frame_head();
-  if (bytes.empty()) bytes = p.segment(0);
-  for (size_t at = 0; at < bytes.size(); at += 64) __builtin_prefetch(bytes.data() + at);
-  const auto rest = p.segment(1);  // a frame in two buffers
-  for (size_t at = 0; at < rest.size(); at += 64) __builtin_prefetch(rest.data() + at);
-}
-
-constexpr size_t kAhead = 2;  // packets fetched ahead: far enough for the misses, near enough to stay cached
-
-}  // namespace
-
 void HostFrames::receive(const RxBurst& burst, uint64_t now_ns) noexcept {
   const size_t n = burst.size();
-  for (size_t i = 0; i < n && i < kAhead; ++i) prefetch(burst[i]);
+  for (size_t i = 0; i < n && i < kPrefetchAhead; ++i) prefetch_packet(burst[i]);
   for (size_t i = 0; i < n; ++i) {
-    if (i + kAhead < n) prefetch(burst[i + kAhead]);
+    if (i + kPrefetchAhead < n) prefetch_packet(burst[i + kPrefetchAhead]);
     if (ncopies_ + kCopiesPerPacket > copies_.size()) copy_pending();
     place(burst[i], now_ns);
   }
